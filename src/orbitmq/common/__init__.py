@@ -1,0 +1,79 @@
+"""What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
+message codec, message ids, the clock, config files, the Service base and the error root."""
+
+from orbitmq.common.clock import SYSTEM_CLOCK, Clock, SystemClock
+from orbitmq.common.config_file import ConfigFile
+from orbitmq.common.delay_level import (
+    DEFAULT_DELAY_LEVELS_MS,
+    DEFAULT_MESSAGE_DELAY_LEVEL,
+    parse_delay_levels,
+)
+from orbitmq.common.errors import ConfigError, MessageFormatError, OrbitError
+from orbitmq.common.java_hash import java_string_hash, java_string_hash_with_prefix
+from orbitmq.common.message import (
+    Message,
+    MessageExt,
+    MessageExtBatch,
+    MessageExtBrokerInner,
+    MessageQueue,
+    SocketAddress,
+)
+from orbitmq.common.message_decoder import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    body_crc,
+    calc_msg_length,
+    decode_batch_messages,
+    decode_message,
+    decode_messages,
+    encode_batch_message,
+    encode_batch_messages,
+    encode_message,
+    message_properties_to_string,
+    string_to_message_properties,
+)
+from orbitmq.common.message_id import UniqueIdGenerator, create_message_id, decode_message_id
+from orbitmq.common.service import Service
+from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
+from orbitmq.common.topic import topic_problem
+
+__all__ = [
+    "BLANK_MAGIC_CODE",
+    "DEFAULT_DELAY_LEVELS_MS",
+    "DEFAULT_MESSAGE_DELAY_LEVEL",
+    "MESSAGE_MAGIC_CODE",
+    "SYSTEM_CLOCK",
+    "Clock",
+    "ConfigError",
+    "ConfigFile",
+    "Message",
+    "MessageExt",
+    "MessageExtBatch",
+    "MessageExtBrokerInner",
+    "MessageFormatError",
+    "MessageQueue",
+    "OrbitError",
+    "Service",
+    "SocketAddress",
+    "SystemClock",
+    "UniqueIdGenerator",
+    "body_crc",
+    "calc_msg_length",
+    "create_message_id",
+    "decode_batch_messages",
+    "decode_message",
+    "decode_message_id",
+    "decode_messages",
+    "encode_batch_message",
+    "encode_batch_messages",
+    "encode_message",
+    "is_ipv6",
+    "java_string_hash",
+    "java_string_hash_with_prefix",
+    "message_properties_to_string",
+    "pack_socket_address",
+    "parse_delay_levels",
+    "string_to_message_properties",
+    "topic_problem",
+    "unpack_socket_address",
+]

@@ -1,0 +1,61 @@
+"""Config files written so that a crash never leaves both copies broken (R16).
+
+A save writes ``name.tmp`` and syncs it, moves the current file to ``name.bak``, then moves
+the temporary file into place and syncs the directory. At every instant either ``name`` or
+``name.bak`` is a complete file; a load falls back to ``.bak`` when ``name`` is missing or
+does not parse.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+log = logging.getLogger(__name__)
+
+
+class ConfigFile:
+    """One JSON config file and its ``.bak``. Not locked: one owner saves at a time."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.backup_path = self.path.with_name(self.path.name + ".bak")
+        self._tmp_path = self.path.with_name(self.path.name + ".tmp")
+
+    def save(self, data: Any) -> None:
+        """Write ``data`` as JSON, keeping the previous content as ``.bak``."""
+        self.save_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+
+    def save_bytes(self, content: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._tmp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, content)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if self.path.exists():
+            os.replace(self.path, self.backup_path)
+        os.replace(self._tmp_path, self.path)
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def load(self) -> Any | None:
+        """The saved JSON; from ``.bak`` when the main file is missing or broken; else None."""
+        for candidate in (self.path, self.backup_path):
+            try:
+                content = candidate.read_bytes()
+            except FileNotFoundError:
+                continue
+            try:
+                return orjson.loads(content)
+            except orjson.JSONDecodeError as exc:
+                log.warning("config file %s does not parse (%s); trying its backup", candidate, exc)
+        return None

@@ -1,0 +1,45 @@
+"""Java's ``String.hashCode`` — RocketMQ stores it in consume queues and index files.
+
+Tag hash codes and index key hashes must equal what a Java broker computes, so files written
+by either can be read by the other.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+_MASK32: Final = 0xFFFFFFFF
+_PREFIX_CACHE_LIMIT: Final = 4096
+_prefix_hashes: dict[str, int] = {}
+
+
+def java_string_hash(text: str) -> int:
+    """``text.hashCode()`` as Java computes it: signed 32-bit, over UTF-16 code units."""
+    data = text.encode("ascii") if text.isascii() else text.encode("utf-16-be")
+    h = 0
+    if text.isascii():
+        for unit in data:
+            h = h * 31 + unit
+    else:
+        for i in range(0, len(data), 2):
+            h = h * 31 + ((data[i] << 8) | data[i + 1])
+    h &= _MASK32
+    return h - 0x1_0000_0000 if h >= 0x8000_0000 else h
+
+
+def java_string_hash_with_prefix(prefix: str, text: str) -> int:
+    """``(prefix + text).hashCode()``, reusing a cached hash of ``prefix``.
+
+    Index keys are ``topic#key``: the topic part repeats for every message, so only the key
+    is hashed per call. Same result as ``java_string_hash(prefix + text)``.
+    """
+    head = _prefix_hashes.get(prefix)
+    if head is None:
+        head = java_string_hash(prefix) & _MASK32
+        if len(_prefix_hashes) >= _PREFIX_CACHE_LIMIT:
+            _prefix_hashes.clear()
+        _prefix_hashes[prefix] = head
+    tail = java_string_hash(text) & _MASK32
+    units = len(text.encode("utf-16-be")) // 2 if not text.isascii() else len(text)
+    h = (head * pow(31, units, 0x1_0000_0000) + tail) & _MASK32
+    return h - 0x1_0000_0000 if h >= 0x8000_0000 else h

@@ -1,0 +1,343 @@
+"""RocketMQ's stored-message byte layout (``MessageDecoder``), property strings and batches.
+
+A stored record, all integers big-endian::
+
+    TOTALSIZE int32 | MAGICCODE int32 (0xDAA320A7) | BODYCRC int32 | QUEUEID int32 |
+    FLAG int32 | QUEUEOFFSET int64 | PHYSICALOFFSET int64 | SYSFLAG int32 |
+    BORNTIMESTAMP int64 | BORNHOST (4 or 16 bytes of IP, int32 port) | STORETIMESTAMP int64 |
+    STOREHOST (4 or 16 bytes of IP, int32 port) | RECONSUMETIMES int32 |
+    PREPAREDTRANSACTIONOFFSET int64 | BODYLEN int32 | BODY | TOPICLEN int8 | TOPIC |
+    PROPERTIESLEN int16 | PROPERTIES
+
+The host fields are 20 bytes instead of 8 when SYSFLAG has BORNHOST_V6_FLAG /
+STOREHOSTADDRESS_V6_FLAG. Properties are ``name\\x01value\\x02`` repeated, in UTF-8.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+from orbitmq.common import sys_flag as sf
+from orbitmq.common.errors import MessageFormatError
+from orbitmq.common.message import Message, MessageExt
+from orbitmq.common.message_const import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR
+from orbitmq.common.message_id import create_message_id
+from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
+
+MESSAGE_MAGIC_CODE: Final = -626843481  # 0xDAA320A7 as a signed int32
+BLANK_MAGIC_CODE: Final = -875286124  # 0xCBD43194 as a signed int32
+#: The smallest end-of-file blank record: TOTALSIZE and MAGICCODE.
+END_FILE_MIN_BLANK_LENGTH: Final = 8
+MAX_PROPERTIES_LENGTH: Final = 32767
+MAX_TOPIC_LENGTH: Final = 127
+
+#: Byte offsets of the fixed fields every record has at the same place.
+TOTALSIZE_POSITION: Final = 0
+MAGICCODE_POSITION: Final = 4
+BODYCRC_POSITION: Final = 8
+QUEUEID_POSITION: Final = 12
+FLAG_POSITION: Final = 16
+QUEUEOFFSET_POSITION: Final = 20
+PHYSICALOFFSET_POSITION: Final = 28
+SYSFLAG_POSITION: Final = 36
+BORNTIMESTAMP_POSITION: Final = 40
+BORNHOST_POSITION: Final = 48
+
+_INT: Final = struct.Struct(">i")
+_SHORT: Final = struct.Struct(">h")
+_BYTE: Final = struct.Struct(">B")
+
+
+def _record_struct(born_host_len: int, store_host_len: int) -> struct.Struct:
+    # Everything from TOTALSIZE to BODYLEN in one pack: the hot path makes one call per record.
+    return struct.Struct(f">iiiiiqqiq{born_host_len}sq{store_host_len}siqi")
+
+
+#: Record prefix layouts, indexed by (born host is IPv6) * 2 + (store host is IPv6).
+RECORD_PREFIX: Final = (
+    _record_struct(8, 8),
+    _record_struct(8, 20),
+    _record_struct(20, 8),
+    _record_struct(20, 20),
+)
+
+
+def record_prefix(sys_flag: int) -> struct.Struct:
+    """The fixed-prefix layout (TOTALSIZE..BODYLEN) of a record with this SYSFLAG."""
+    born_v6 = 1 if sys_flag & sf.BORNHOST_V6_FLAG else 0
+    store_v6 = 1 if sys_flag & sf.STOREHOSTADDRESS_V6_FLAG else 0
+    return RECORD_PREFIX[born_v6 * 2 + store_v6]
+
+
+def calc_msg_length(sys_flag: int, body_length: int, topic_length: int, props_length: int) -> int:
+    """Total size of a stored record (RocketMQ's ``calMsgLength``)."""
+    return record_prefix(sys_flag).size + body_length + 1 + topic_length + 2 + props_length
+
+
+def body_crc(body: bytes | bytearray | memoryview) -> int:
+    """The BODYCRC RocketMQ stores: CRC-32 (zlib) of the body, masked to 31 bits."""
+    return zlib.crc32(body) & 0x7FFFFFFF
+
+
+# -- properties ------------------------------------------------------------------------
+
+
+def message_properties_to_string(properties: Mapping[str, str]) -> str:
+    """``name\\x01value\\x02`` for every property, as RocketMQ writes them."""
+    return "".join(
+        f"{name}{NAME_VALUE_SEPARATOR}{value}{PROPERTY_SEPARATOR}"
+        for name, value in properties.items()
+    )
+
+
+def string_to_message_properties(text: str) -> dict[str, str]:
+    """Parse a property string; pairs without a separator are ignored, as RocketMQ does."""
+    properties: dict[str, str] = {}
+    for item in text.split(PROPERTY_SEPARATOR):
+        name, sep, value = item.partition(NAME_VALUE_SEPARATOR)
+        if sep and name:
+            properties[name] = value
+    return properties
+
+
+# -- stored records --------------------------------------------------------------------
+
+
+def encode_message(message: MessageExt, properties_string: str | None = None) -> bytes:
+    """The stored record of ``message``, as the CommitLog writes it.
+
+    ``commit_log_offset``, ``queue_offset`` and ``store_timestamp`` are taken as they are; the
+    body CRC is computed here. IPv6 flags in ``sys_flag`` follow the hosts.
+    """
+    if properties_string is None:
+        properties_string = message_properties_to_string(message.properties)
+    sys_flag = message.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG)
+    if is_ipv6(message.born_host):
+        sys_flag |= sf.BORNHOST_V6_FLAG
+    if is_ipv6(message.store_host):
+        sys_flag |= sf.STOREHOSTADDRESS_V6_FLAG
+    return pack_record(
+        sys_flag=sys_flag,
+        body=message.body,
+        topic=message.topic.encode(),
+        properties=properties_string.encode(),
+        queue_id=message.queue_id,
+        flag=message.flag,
+        queue_offset=message.queue_offset,
+        physical_offset=message.commit_log_offset,
+        born_timestamp=message.born_timestamp,
+        born_host=pack_socket_address(message.born_host),
+        store_timestamp=message.store_timestamp,
+        store_host=pack_socket_address(message.store_host),
+        reconsume_times=message.reconsume_times,
+        prepared_transaction_offset=message.prepared_transaction_offset,
+    )
+
+
+def pack_record(
+    *,
+    sys_flag: int,
+    body: bytes | memoryview,
+    topic: bytes,
+    properties: bytes,
+    queue_id: int,
+    flag: int,
+    queue_offset: int,
+    physical_offset: int,
+    born_timestamp: int,
+    born_host: bytes,
+    store_timestamp: int,
+    store_host: bytes,
+    reconsume_times: int,
+    prepared_transaction_offset: int,
+    crc: int | None = None,
+) -> bytes:
+    """One stored record from its fields; hosts already packed, the CRC computed if None.
+
+    The host lengths must agree with the IPv6 bits of ``sys_flag``.
+    """
+    if len(topic) > MAX_TOPIC_LENGTH or len(properties) > MAX_PROPERTIES_LENGTH:
+        raise MessageFormatError(
+            f"topic of {len(topic)} bytes (limit {MAX_TOPIC_LENGTH}) or properties of "
+            f"{len(properties)} bytes (limit {MAX_PROPERTIES_LENGTH}) do not fit a record"
+        )
+    prefix = record_prefix(sys_flag)
+    total = prefix.size + len(body) + 1 + len(topic) + 2 + len(properties)
+    return b"".join(
+        (
+            prefix.pack(
+                total,
+                MESSAGE_MAGIC_CODE,
+                body_crc(body) if crc is None else crc,
+                queue_id,
+                flag,
+                queue_offset,
+                physical_offset,
+                sys_flag,
+                born_timestamp,
+                born_host,
+                store_timestamp,
+                store_host,
+                reconsume_times,
+                prepared_transaction_offset,
+                len(body),
+            ),
+            body,
+            _BYTE.pack(len(topic)),
+            topic,
+            _SHORT.pack(len(properties)),
+            properties,
+        )
+    )
+
+
+def decode_message(
+    data: bytes | bytearray | memoryview,
+    position: int = 0,
+    *,
+    read_body: bool = True,
+    check_crc: bool = False,
+) -> MessageExt:
+    """Decode the record at ``position``; raises MessageFormatError when it is not one.
+
+    The body is returned as stored (still compressed when SYSFLAG says so); ``msg_id`` is the
+    offset message id built from the store host and the physical offset.
+    """
+    view = memoryview(data)
+    try:
+        return _decode(view, position, read_body, check_crc)
+    except (struct.error, ValueError, UnicodeDecodeError, IndexError) as exc:
+        raise MessageFormatError(f"malformed message record at position {position}: {exc}") from exc
+
+
+def _decode(view: memoryview, position: int, read_body: bool, check_crc: bool) -> MessageExt:
+    if len(view) - position < BORNHOST_POSITION:
+        raise MessageFormatError(f"{len(view) - position} bytes at {position} are too few")
+    sys_flag = _INT.unpack_from(view, position + SYSFLAG_POSITION)[0]
+    prefix = record_prefix(sys_flag)
+    (
+        total,
+        magic,
+        crc,
+        queue_id,
+        flag,
+        queue_offset,
+        physical_offset,
+        sys_flag,
+        born_ts,
+        born_host,
+        store_ts,
+        store_host,
+        reconsume_times,
+        prepared_offset,
+        body_len,
+    ) = prefix.unpack_from(view, position)
+    if magic != MESSAGE_MAGIC_CODE:
+        raise MessageFormatError(f"magic code {magic & 0xFFFFFFFF:#010x} is not a message's")
+    if total < prefix.size + 3 or position + total > len(view) or body_len < 0:
+        raise MessageFormatError(f"total size {total} does not fit the {len(view)}-byte buffer")
+    pos = position + prefix.size
+    body_view = view[pos : pos + body_len]
+    if check_crc and body_crc(body_view) != crc:
+        raise MessageFormatError(f"body CRC mismatch at physical offset {physical_offset}")
+    pos += body_len
+    topic_len = view[pos]
+    topic = bytes(view[pos + 1 : pos + 1 + topic_len]).decode()
+    pos += 1 + topic_len
+    props_len = _SHORT.unpack_from(view, pos)[0]
+    props = bytes(view[pos + 2 : pos + 2 + props_len]).decode()
+    if pos + 2 + props_len != position + total:
+        raise MessageFormatError(
+            f"record fields end at {pos + 2 + props_len}, not {position + total}"
+        )
+    return MessageExt(
+        topic=topic,
+        body=bytes(body_view) if read_body else b"",
+        flag=flag,
+        properties=string_to_message_properties(props),
+        queue_id=queue_id,
+        store_size=total,
+        queue_offset=queue_offset,
+        sys_flag=sys_flag,
+        born_timestamp=born_ts,
+        born_host=unpack_socket_address(born_host),
+        store_timestamp=store_ts,
+        store_host=unpack_socket_address(store_host),
+        msg_id=create_message_id(store_host, physical_offset),
+        commit_log_offset=physical_offset,
+        body_crc=crc,
+        reconsume_times=reconsume_times,
+        prepared_transaction_offset=prepared_offset,
+    )
+
+
+def decode_messages(
+    data: bytes | bytearray | memoryview, *, read_body: bool = True
+) -> list[MessageExt]:
+    """Every record in ``data`` back to back (a pull response body, a commit log slice)."""
+    view = memoryview(data)
+    messages: list[MessageExt] = []
+    position = 0
+    while position < len(view):
+        message = decode_message(view, position, read_body=read_body)
+        messages.append(message)
+        position += message.store_size
+    return messages
+
+
+# -- client batch encoding -------------------------------------------------------------
+
+#: A message inside a batch body: TOTALSIZE, MAGICCODE, BODYCRC, FLAG, BODYLEN.
+BATCH_ITEM_PREFIX: Final = struct.Struct(">iiiii")
+
+
+def encode_batch_message(message: Message) -> bytes:
+    """One message as a client puts it into a batch body (``MessageDecoder.encodeMessage``)."""
+    props = message_properties_to_string(message.properties).encode()
+    if len(props) > MAX_PROPERTIES_LENGTH:
+        raise MessageFormatError(
+            f"properties of {len(props)} bytes exceed the limit {MAX_PROPERTIES_LENGTH}"
+        )
+    total = BATCH_ITEM_PREFIX.size + len(message.body) + 2 + len(props)
+    return b"".join(
+        (
+            BATCH_ITEM_PREFIX.pack(total, 0, 0, message.flag, len(message.body)),
+            message.body,
+            _SHORT.pack(len(props)),
+            props,
+        )
+    )
+
+
+def encode_batch_messages(messages: Iterable[Message]) -> bytes:
+    """A batch body: the messages' batch encodings back to back."""
+    return b"".join(encode_batch_message(m) for m in messages)
+
+
+def decode_batch_messages(body: bytes | memoryview, topic: str = "") -> list[Message]:
+    """The messages of a batch body; raises MessageFormatError when it is malformed."""
+    view = memoryview(body)
+    messages: list[Message] = []
+    position = 0
+    try:
+        while position < len(view):
+            total, _magic, _crc, flag, body_len = BATCH_ITEM_PREFIX.unpack_from(view, position)
+            start = position + BATCH_ITEM_PREFIX.size
+            props_at = start + body_len
+            props_len = _SHORT.unpack_from(view, props_at)[0]
+            end = props_at + 2 + props_len
+            if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
+                raise MessageFormatError(f"batch item at {position} has inconsistent lengths")
+            props = bytes(view[props_at + 2 : end]).decode()
+            messages.append(
+                Message(
+                    topic, bytes(view[start:props_at]), flag, string_to_message_properties(props)
+                )
+            )
+            position = end
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise MessageFormatError(f"malformed batch body at {position}: {exc}") from exc
+    return messages

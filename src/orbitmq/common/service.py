@@ -1,0 +1,70 @@
+"""The base of every background loop (RocketMQ's ``ServiceThread``)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+
+log = logging.getLogger(__name__)
+
+
+class Service(ABC):
+    """A background thread with start, shutdown, wakeup and an interruptible wait.
+
+    ``run`` loops while ``is_stopped()`` is false and pauses with ``wait_for_running``; a
+    ``wakeup`` makes the current or next wait return at once. start/shutdown/wakeup are safe
+    from any thread.
+    """
+
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+        self._notified = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def service_name(self) -> str:
+        return type(self).__name__
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stopped.clear()
+        self._thread = threading.Thread(target=self._main, name=self.service_name, daemon=True)
+        self._thread.start()
+
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        """Stop the loop and wait up to ``timeout_s`` for it to end."""
+        self._stopped.set()
+        self._notified.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+            if thread.is_alive():
+                log.warning("%s did not stop within %.1f s", self.service_name, timeout_s)
+
+    def is_stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def wakeup(self) -> None:
+        self._notified.set()
+
+    def wait_for_running(self, interval_s: float) -> None:
+        """Sleep up to ``interval_s`` unless woken, then call ``on_wait_end``."""
+        self._notified.wait(interval_s)
+        self._notified.clear()
+        self.on_wait_end()
+
+    def on_wait_end(self) -> None:  # noqa: B027 - an optional hook, empty by default
+        """Hook run after every wait; group commit swaps its request lists here."""
+
+    def _main(self) -> None:
+        try:
+            self.run()
+        except Exception:
+            log.exception("%s stopped by an unexpected error", self.service_name)
+            raise
+
+    @abstractmethod
+    def run(self) -> None:
+        """The loop body; return when ``is_stopped()``."""

@@ -1,0 +1,61 @@
+"""The storage engine: CommitLog, ConsumeQueue, IndexFile, flush, dispatch, recovery and
+retention, behind MessageStore. No sockets: the broker drives it."""
+
+from orbitmq.store.commit_log import CommitLog
+from orbitmq.store.consume_queue import ConsumeQueue
+from orbitmq.store.dispatch_request import DispatchRequest, check_message_and_return_size
+from orbitmq.store.errors import StoreError
+from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem, OsFileSystem
+from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus, QueryMessageResult
+from orbitmq.store.index_file import IndexFile
+from orbitmq.store.index_service import IndexService
+from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file_queue import MappedFileQueue
+from orbitmq.store.message_filter import MessageFilter
+from orbitmq.store.message_store import MessageStore
+from orbitmq.store.message_store_config import (
+    CQ_STORE_UNIT_SIZE,
+    BrokerRole,
+    FlushDiskType,
+    MessageStoreConfig,
+)
+from orbitmq.store.put_message_result import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
+from orbitmq.store.recovery import RecoveryReport
+from orbitmq.store.reput_message_service import MessageArrivingListener
+from orbitmq.store.store_checkpoint import StoreCheckpoint
+
+__all__ = [
+    "CQ_STORE_UNIT_SIZE",
+    "OS_FILE_SYSTEM",
+    "AppendMessageResult",
+    "AppendMessageStatus",
+    "BrokerRole",
+    "CommitLog",
+    "ConsumeQueue",
+    "DispatchRequest",
+    "FileSystem",
+    "FlushDiskType",
+    "GetMessageResult",
+    "GetMessageStatus",
+    "IndexFile",
+    "IndexService",
+    "MappedFile",
+    "MappedFileQueue",
+    "MessageArrivingListener",
+    "MessageFilter",
+    "MessageStore",
+    "MessageStoreConfig",
+    "OsFileSystem",
+    "PutMessageResult",
+    "PutMessageStatus",
+    "QueryMessageResult",
+    "RecoveryReport",
+    "StoreCheckpoint",
+    "StoreError",
+    "check_message_and_return_size",
+]

@@ -1,0 +1,217 @@
+"""ConsumeQueue: the per-queue index of a topic into the commit log (R13).
+
+A file is a run of 20-byte units — commit log offset (int64), size (int32), tag hash code
+(int64) — one per message, so queue offset N lives at byte N * 20. Files hold
+``mapped_file_size_consume_queue`` bytes (300,000 units) and are named by their first byte.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from collections.abc import Callable
+from typing import Final
+
+from orbitmq.store.file_system import FileSystem
+from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file_queue import MappedFileQueue
+from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE
+
+log = logging.getLogger(__name__)
+
+UNIT: Final = struct.Struct(">qiq")
+#: Size of a filler unit written where a queue has no message (before its first, or a gap).
+BLANK_UNIT_SIZE: Final = 0x7FFFFFFF
+_BLANK_UNIT: Final = UNIT.pack(0, BLANK_UNIT_SIZE, 0)
+
+
+def is_message_unit(offset: int, size: int) -> bool:
+    return offset >= 0 and 0 < size < BLANK_UNIT_SIZE
+
+
+class ConsumeQueue:
+    """Owns the unit files of one (topic, queueId).
+
+    One dispatcher thread writes; readers on any thread take views with ``get_index_buffer``.
+    """
+
+    def __init__(self, topic: str, queue_id: int, root_dir: str, file_size: int, fs: FileSystem):
+        self.topic = topic
+        self.queue_id = queue_id
+        self.file_size = file_size
+        self.mapped_file_queue = MappedFileQueue(
+            os.path.join(root_dir, topic, str(queue_id)), file_size, fs
+        )
+        #: One past the end, in the commit log, of the last message indexed here.
+        self.max_physic_offset = -1
+        #: Byte position of the first unit still readable (its commit log still exists).
+        self.min_logic_offset = 0
+
+    def load(self) -> None:
+        self.mapped_file_queue.load()
+
+    def recover(self) -> None:
+        """Find the last valid unit, scanning the last three files; drop everything after it."""
+        files = self.mapped_file_queue.mapped_files
+        if not files:
+            return
+        end = files[max(0, len(files) - 3)].file_from_offset
+        for mapped in files[max(0, len(files) - 3) :]:
+            position = 0
+            while position < mapped.file_size:
+                offset, size, _tags = UNIT.unpack_from(mapped.buffer, position)
+                if offset < 0 or size <= 0:
+                    break
+                if size != BLANK_UNIT_SIZE:
+                    self.max_physic_offset = offset + size
+                position += CQ_STORE_UNIT_SIZE
+            end = mapped.file_from_offset + position
+            if position < mapped.file_size:
+                break
+        self.mapped_file_queue.truncate_dirty_files(end)
+        self.mapped_file_queue.flushed_where = end
+
+    def truncate_dirty_logic_files(self, phy_offset: int) -> None:
+        """Drop units of messages at or past commit log ``phy_offset`` (a truncated tail)."""
+        self.max_physic_offset = -1
+        for mapped in reversed(self.mapped_file_queue.mapped_files):
+            position = mapped.wrote_position - CQ_STORE_UNIT_SIZE
+            while position >= 0:
+                offset, size, _tags = UNIT.unpack_from(mapped.buffer, position)
+                if is_message_unit(offset, size) and offset < phy_offset:
+                    self.max_physic_offset = offset + size
+                    self.mapped_file_queue.truncate_dirty_files(
+                        mapped.file_from_offset + position + CQ_STORE_UNIT_SIZE
+                    )
+                    return
+                position -= CQ_STORE_UNIT_SIZE
+        self.mapped_file_queue.truncate_dirty_files(self.min_logic_offset)
+
+    def put_message_position_info(
+        self, offset: int, size: int, tags_code: int, cq_offset: int
+    ) -> bool:
+        """Write the unit of queue offset ``cq_offset``; True when written or already there.
+
+        Raises OSError when a new file cannot be created; the caller retries later.
+        """
+        expect = cq_offset * CQ_STORE_UNIT_SIZE
+        queue = self.mapped_file_queue
+        mapped = queue.last_or_create(expect)
+        current = mapped.file_from_offset + mapped.wrote_position
+        if current == queue.min_offset and not mapped.wrote_position and expect > current:
+            # The queue starts later than offset 0 (older files retired): skip to it.
+            self.min_logic_offset = expect
+            self._fill_blank_until(expect)
+            mapped = queue.last_or_create(expect)
+            current = mapped.file_from_offset + mapped.wrote_position
+        if expect < current:
+            return True  # dispatched again during recovery
+        if expect > current:
+            log.warning(
+                "consume queue %s-%d: unit %d arrives while %d is expected; filling the gap",
+                self.topic,
+                self.queue_id,
+                cq_offset,
+                current // CQ_STORE_UNIT_SIZE,
+            )
+            self._fill_blank_until(expect)
+            mapped = queue.last_or_create(expect)
+        UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
+        mapped.wrote_position += CQ_STORE_UNIT_SIZE
+        self.max_physic_offset = offset + size
+        return True
+
+    def _fill_blank_until(self, expect: int) -> None:
+        queue = self.mapped_file_queue
+        while True:
+            mapped = queue.last_or_create(expect)
+            current = mapped.file_from_offset + mapped.wrote_position
+            if current >= expect:
+                return
+            stop = min(expect - mapped.file_from_offset, mapped.file_size)
+            for position in range(mapped.wrote_position, stop, CQ_STORE_UNIT_SIZE):
+                mapped.buffer[position : position + CQ_STORE_UNIT_SIZE] = _BLANK_UNIT
+            mapped.wrote_position = stop
+
+    def get_index_buffer(self, start_index: int) -> tuple[memoryview, int] | None:
+        """Units from queue offset ``start_index`` to the end of its file; (view, index of
+        the view's first unit). None when that offset has no file."""
+        position = start_index * CQ_STORE_UNIT_SIZE
+        if position < self.min_logic_offset:
+            return None
+        mapped = self.mapped_file_queue.find_by_offset(position)
+        if mapped is None:
+            return None
+        in_file = position - mapped.file_from_offset
+        if in_file >= mapped.wrote_position:
+            return None
+        return mapped.select(in_file), start_index
+
+    def read_unit(self, index: int) -> tuple[int, int, int] | None:
+        """(commit log offset, size, tag code) of queue offset ``index``, if written."""
+        found = self.get_index_buffer(index)
+        if found is None:
+            return None
+        offset, size, tags = UNIT.unpack_from(found[0], 0)
+        return int(offset), int(size), int(tags)
+
+    @property
+    def min_offset_in_queue(self) -> int:
+        return self.min_logic_offset // CQ_STORE_UNIT_SIZE
+
+    @property
+    def max_offset_in_queue(self) -> int:
+        """One past the last message's queue offset (the next offset to be written)."""
+        return self.mapped_file_queue.max_offset // CQ_STORE_UNIT_SIZE
+
+    def correct_min_offset(self, phy_min_offset: int) -> None:
+        """Move the min offset to the first unit whose message is still in the commit log."""
+        for mapped in self.mapped_file_queue.mapped_files:
+            start = max(self.min_logic_offset - mapped.file_from_offset, 0)
+            for position in range(start, mapped.wrote_position, CQ_STORE_UNIT_SIZE):
+                offset, size, _tags = UNIT.unpack_from(mapped.buffer, position)
+                if is_message_unit(offset, size) and offset >= phy_min_offset:
+                    self.min_logic_offset = mapped.file_from_offset + position
+                    return
+            self.min_logic_offset = max(
+                self.min_logic_offset, mapped.file_from_offset + mapped.wrote_position
+            )
+
+    def delete_expired_file(self, phy_min_offset: int) -> int:
+        """Delete leading files whose last message is older than the commit log's min."""
+
+        def expired(mapped: MappedFile) -> bool:
+            last = mapped.wrote_position - CQ_STORE_UNIT_SIZE
+            if last < 0:
+                return False
+            offset, size, _tags = UNIT.unpack_from(mapped.buffer, last)
+            return offset + size <= phy_min_offset if is_message_unit(offset, size) else False
+
+        deleted = self.mapped_file_queue.delete_expired_by_offset(expired)
+        self.correct_min_offset(phy_min_offset)
+        return deleted
+
+    def find_offset(self, predicate: Callable[[int, int], bool]) -> int:
+        """The first queue offset whose (commit log offset, size) satisfies a monotone
+        ``predicate``; the max offset when none does. Binary search over every unit."""
+        low, high = self.min_offset_in_queue, self.max_offset_in_queue
+        while low < high:
+            middle = (low + high) // 2
+            unit = self.read_unit(middle)
+            if unit is None or not is_message_unit(unit[0], unit[1]) or predicate(unit[0], unit[1]):
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
+    def flush(self, least_pages: int) -> bool:
+        return self.mapped_file_queue.flush(least_pages)
+
+    def shutdown(self) -> None:
+        self.mapped_file_queue.shutdown()
+
+    def destroy(self) -> None:
+        self.max_physic_offset = -1
+        self.min_logic_offset = 0
+        self.mapped_file_queue.destroy()

@@ -1,0 +1,46 @@
+"""The file-system seam of the store: allocation, syncing and disk usage.
+
+The store calls these instead of ``os`` directly so tests can inject a full disk or a slow
+sync without a special mount.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Protocol
+
+
+class FileSystem(Protocol):
+    """The few file-system operations whose failures the store must survive."""
+
+    def allocate(self, fd: int, size_bytes: int) -> None:
+        """Reserve ``size_bytes`` for the file, so later writes through a mapping cannot fail."""
+        ...
+
+    def sync(self, fd: int) -> None:
+        """Make the file's data durable."""
+        ...
+
+    def disk_usage_ratio(self, path: str) -> float:
+        """Used space of the file system holding ``path``, 0.0 to 1.0."""
+        ...
+
+
+class OsFileSystem:
+    """The real file system. Stateless, safe from any thread."""
+
+    def allocate(self, fd: int, size_bytes: int) -> None:
+        # Blocks really reserved: a write through the mapping into a sparse hole on a full
+        # disk would kill the process with SIGBUS instead of failing cleanly here.
+        os.posix_fallocate(fd, 0, size_bytes)
+
+    def sync(self, fd: int) -> None:
+        os.fdatasync(fd)
+
+    def disk_usage_ratio(self, path: str) -> float:
+        usage = shutil.disk_usage(path)
+        return usage.used / usage.total if usage.total else 0.0
+
+
+OS_FILE_SYSTEM = OsFileSystem()

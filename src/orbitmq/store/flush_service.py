@@ -1,0 +1,192 @@
+"""Background flushing of the commit log (R15) and of consume queues plus checkpoint.
+
+ASYNC_FLUSH: ``FlushRealTimeService`` syncs every ``flushIntervalCommitLog`` ms once at least
+``flushCommitLogLeastPages`` pages are dirty (all of them every thorough interval).
+SYNC_FLUSH: ``GroupCommitService`` takes flush requests; every request that arrived while a
+sync was running is answered by the next single sync (group commit). Syncs run on these
+threads, never on the caller's event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from orbitmq.common.service import Service
+from orbitmq.store.mapped_file_queue import MappedFileQueue
+from orbitmq.store.message_store_config import MessageStoreConfig
+from orbitmq.store.put_message_result import PutMessageStatus
+from orbitmq.store.store_checkpoint import StoreCheckpoint
+
+log = logging.getLogger(__name__)
+
+_RETRY_TIMES_OVER = 10
+
+
+def _flush_with_timestamp(queue: MappedFileQueue, least_pages: int) -> int:
+    """Flush ``queue``; the store time of the newest message now known to be on disk (0 if
+    unknown). The time is read before syncing, so every message up to it was written."""
+    last = queue.last()
+    timestamp = last.store_timestamp if last is not None else 0
+    queue.flush(least_pages)
+    return timestamp if queue.flushed_where >= queue.max_offset else 0
+
+
+class FlushRealTimeService(Service):
+    """ASYNC_FLUSH: syncs the commit log on an interval."""
+
+    def __init__(
+        self, queue: MappedFileQueue, config: MessageStoreConfig, checkpoint: StoreCheckpoint
+    ):
+        super().__init__()
+        self._queue = queue
+        self._config = config
+        self._checkpoint = checkpoint
+        self._last_thorough = time.monotonic()
+
+    def run(self) -> None:
+        config = self._config
+        while not self.is_stopped():
+            least_pages = config.flush_commit_log_least_pages
+            now = time.monotonic()
+            if now - self._last_thorough >= config.flush_commit_log_thorough_interval / 1000:
+                self._last_thorough = now
+                least_pages = 0
+            interval = config.flush_interval_commit_log / 1000
+            if config.flush_commit_log_timed:
+                time.sleep(interval)
+            else:
+                self.wait_for_running(interval)
+            self._flush(least_pages)
+        for _ in range(_RETRY_TIMES_OVER):
+            if self._queue.flush(0):
+                break
+
+    def _flush(self, least_pages: int) -> None:
+        try:
+            timestamp = _flush_with_timestamp(self._queue, least_pages)
+        except OSError:
+            log.exception("commit log flush failed")
+            return
+        if timestamp > 0:
+            self._checkpoint.physic_msg_timestamp = timestamp
+
+
+class GroupCommitRequest:
+    """A wait for the commit log to be on disk up to ``next_offset``.
+
+    ``future`` completes with PUT_OK, or FLUSH_DISK_TIMEOUT when the sync failed. Waiters
+    use ``wait`` from a thread or ``asyncio.wrap_future(request.future)`` from a loop.
+    """
+
+    __slots__ = ("future", "next_offset")
+
+    def __init__(self, next_offset: int):
+        self.next_offset = next_offset
+        self.future: Future[PutMessageStatus] = Future()
+
+    def wait(self, timeout_s: float) -> PutMessageStatus:
+        try:
+            return self.future.result(timeout_s)
+        except TimeoutError:
+            return PutMessageStatus.FLUSH_DISK_TIMEOUT
+
+
+class GroupCommitService(Service):
+    """SYNC_FLUSH: answers flush requests in groups, one sync per group."""
+
+    def __init__(self, queue: MappedFileQueue, checkpoint: StoreCheckpoint):
+        super().__init__()
+        self._queue = queue
+        self._checkpoint = checkpoint
+        self._lock = threading.Lock()
+        self._requests_write: list[GroupCommitRequest] = []
+        self._requests_read: list[GroupCommitRequest] = []
+
+    def put_request(self, request: GroupCommitRequest) -> None:
+        with self._lock:
+            self._requests_write.append(request)
+        self.wakeup()
+
+    def on_wait_end(self) -> None:
+        with self._lock:
+            self._requests_read, self._requests_write = self._requests_write, self._requests_read
+
+    def run(self) -> None:
+        while not self.is_stopped():
+            self.wait_for_running(0.01)
+            self._do_commit()
+        # Answer what arrived during shutdown.
+        self.on_wait_end()
+        self._do_commit()
+
+    def _do_commit(self) -> None:
+        requests = self._requests_read
+        if not requests:
+            # Nothing waits, but keep the checkpoint moving (RocketMQ flushes anyway).
+            self._flush()
+            return
+        self._requests_read = []
+        status = PutMessageStatus.PUT_OK if self._flush() else PutMessageStatus.FLUSH_DISK_TIMEOUT
+        flushed = self._queue.flushed_where
+        if status is PutMessageStatus.PUT_OK and any(r.next_offset > flushed for r in requests):
+            # Appended after the sync began: one more sync covers them.
+            status = (
+                PutMessageStatus.PUT_OK if self._flush() else PutMessageStatus.FLUSH_DISK_TIMEOUT
+            )
+            flushed = self._queue.flushed_where
+        for request in requests:
+            ok = status is PutMessageStatus.PUT_OK and request.next_offset <= flushed
+            request.future.set_result(
+                PutMessageStatus.PUT_OK if ok else PutMessageStatus.FLUSH_DISK_TIMEOUT
+            )
+
+    def _flush(self) -> bool:
+        try:
+            timestamp = _flush_with_timestamp(self._queue, 0)
+        except OSError:
+            log.exception("commit log sync failed")
+            return False
+        if timestamp > 0:
+            self._checkpoint.physic_msg_timestamp = timestamp
+        return True
+
+
+class FlushConsumeQueueService(Service):
+    """Syncs consume queues and index files, then the checkpoint, on an interval."""
+
+    def __init__(
+        self,
+        config: MessageStoreConfig,
+        flush_logic: Callable[[int], int],
+        checkpoint: StoreCheckpoint,
+    ):
+        super().__init__()
+        self._config = config
+        self._flush_logic = flush_logic
+        self._checkpoint = checkpoint
+        self._last_thorough = time.monotonic()
+
+    def do_flush(self, least_pages: int) -> None:
+        try:
+            logics_timestamp = self._flush_logic(least_pages)
+            if logics_timestamp > 0:
+                self._checkpoint.logics_msg_timestamp = logics_timestamp
+            self._checkpoint.flush()
+        except OSError:
+            log.exception("consume queue flush failed")
+
+    def run(self) -> None:
+        config = self._config
+        while not self.is_stopped():
+            self.wait_for_running(config.flush_interval_consume_queue / 1000)
+            least_pages = config.flush_consume_queue_least_pages
+            now = time.monotonic()
+            if now - self._last_thorough >= config.flush_consume_queue_thorough_interval / 1000:
+                self._last_thorough = now
+                least_pages = 0
+            self.do_flush(least_pages)
+        self.do_flush(0)

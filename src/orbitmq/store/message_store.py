@@ -1,0 +1,494 @@
+"""MessageStore: the storage engine's face — puts, reads, queries, lifecycle.
+
+It wires the commit log, consume queues, index, checkpoint, flush, dispatch and retention
+services together (RocketMQ's DefaultMessageStore). Puts and reads are safe from several
+threads and from an event loop: appends hold a short lock, syncs happen on flush threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import struct
+from collections.abc import Iterator
+
+from orbitmq.common import message_const as mc
+from orbitmq.common import sys_flag as sf
+from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.delay_level import parse_delay_levels
+from orbitmq.common.message import MessageExt, MessageExtBatch, MessageExtBrokerInner, SocketAddress
+from orbitmq.common.message_decoder import decode_message
+from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
+from orbitmq.store.commit_log import CommitLog, EncodedRecords
+from orbitmq.store.consume_queue import ConsumeQueue
+from orbitmq.store.dispatch_request import DispatchRequest
+from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
+from orbitmq.store.flush_service import (
+    FlushConsumeQueueService,
+    FlushRealTimeService,
+    GroupCommitRequest,
+    GroupCommitService,
+)
+from orbitmq.store.get_message_result import GetMessageResult, QueryMessageResult
+from orbitmq.store.index_service import IndexService
+from orbitmq.store.message_filter import MessageFilter
+from orbitmq.store.message_reader import read_messages
+from orbitmq.store.message_store_config import BrokerRole, FlushDiskType, MessageStoreConfig
+from orbitmq.store.put_message_result import PutMessageResult, PutMessageStatus
+from orbitmq.store.recovery import RecoveryReport, recover_logic, scan_commit_log
+from orbitmq.store.reput_message_service import (
+    CommitLogDispatcher,
+    MessageArrivingListener,
+    ReputMessageService,
+)
+from orbitmq.store.running_flags import RunningFlags
+from orbitmq.store.store_checkpoint import StoreCheckpoint
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+_VISIBLE_TRANSACTION_TYPES = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
+
+
+class MessageStore:
+    """Owns every file under ``store_path_root_dir`` and the services that maintain them.
+
+    Lifecycle: ``load()`` (recovers; returns the report), ``start()``, ``shutdown()``.
+    """
+
+    def __init__(
+        self,
+        config: MessageStoreConfig,
+        *,
+        store_host: SocketAddress = ("127.0.0.1", 10911),
+        clock: Clock = SYSTEM_CLOCK,
+        fs: FileSystem = OS_FILE_SYSTEM,
+        message_arriving_listener: MessageArrivingListener | None = None,
+    ):
+        self.config = config
+        self.clock = clock
+        self.fs = fs
+        self.delay_levels_ms = parse_delay_levels(config.message_delay_level)
+        self.running_flags = RunningFlags()
+        os.makedirs(config.store_path_root_dir, exist_ok=True)
+        self.checkpoint = StoreCheckpoint(config.checkpoint_file, fs)
+        self.commit_log = CommitLog(config, fs, clock, store_host, self.delay_levels_ms)
+        self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
+        self.index_service = IndexService(config, fs)
+        dispatchers: list[CommitLogDispatcher] = [_BuildConsumeQueue(self)]
+        if config.message_index_enable:
+            dispatchers.append(_BuildIndex(self.index_service))
+        self.reput_message_service = ReputMessageService(
+            self.commit_log,
+            dispatchers,
+            self.delay_levels_ms,
+            config.reput_idle_interval,
+            message_arriving_listener,
+        )
+        self.group_commit_service: GroupCommitService | None = None
+        self.flush_real_time_service: FlushRealTimeService | None = None
+        if config.flush_disk_type is FlushDiskType.SYNC_FLUSH:
+            self.group_commit_service = GroupCommitService(
+                self.commit_log.mapped_file_queue, self.checkpoint
+            )
+        else:
+            self.flush_real_time_service = FlushRealTimeService(
+                self.commit_log.mapped_file_queue, config, self.checkpoint
+            )
+        self.flush_consume_queue_service = FlushConsumeQueueService(
+            config, self._flush_logic, self.checkpoint
+        )
+        self.clean_commit_log_service = CleanCommitLogService(
+            config, self.commit_log, fs, clock, self.running_flags
+        )
+        self.clean_resource_service = CleanResourceService(
+            config, self.clean_commit_log_service, self._clean_logic
+        )
+        self.recovery_report: RecoveryReport | None = None
+        self._started = False
+        self._shutdown = False
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def load(self) -> RecoveryReport:
+        """Open every file and recover; afterwards consume queues and index match the log."""
+        abnormal = os.path.exists(self.config.abort_file)
+        self.commit_log.mapped_file_queue.load()
+        self._load_consume_queues()
+        if self.config.message_index_enable:
+            self.index_service.load()
+        report = scan_commit_log(
+            self.commit_log,
+            abnormal,
+            self.checkpoint,
+            self.config.check_crc_on_recover,
+            self.config.message_index_safe,
+        )
+        recover_logic(
+            report,
+            self.commit_log,
+            list(self.all_consume_queues()),
+            self.index_service if self.config.message_index_enable else None,
+        )
+        self.reput_message_service.reput_from_offset = report.reput_from_offset
+        # Rebuild what is missing before any new put takes a queue offset (RocketMQ waits
+        # for the dispatch to catch up, then recomputes the table).
+        self.reput_message_service.do_reput()
+        self._recover_topic_queue_table()
+        self.recovery_report = report
+        return report
+
+    def _load_consume_queues(self) -> None:
+        root = self.config.consume_queue_dir
+        if not os.path.isdir(root):
+            return
+        for topic in sorted(os.listdir(root)):
+            topic_dir = os.path.join(root, topic)
+            if not os.path.isdir(topic_dir):
+                continue
+            for queue_dir in sorted(os.listdir(topic_dir)):
+                if queue_dir.isdigit():
+                    self.get_or_create_consume_queue(topic, int(queue_dir)).load()
+
+    def _recover_topic_queue_table(self) -> None:
+        min_phy = self.commit_log.min_offset
+        table: dict[str, int] = {}
+        for queue in self.all_consume_queues():
+            table[f"{queue.topic}-{queue.queue_id}"] = queue.max_offset_in_queue
+            queue.correct_min_offset(min_phy)
+        self.commit_log.topic_queue_table = table
+
+    def start(self) -> None:
+        """Start the background services and mark the store as running (abort file)."""
+        with open(self.config.abort_file, "w"):
+            pass
+        for service in self._services():
+            service.start()
+        self._started = True
+
+    def shutdown(self) -> None:
+        """Stop services, flush everything, and remove the abort file (a normal exit)."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        for service in self._services():
+            service.shutdown()
+        self.reput_message_service.do_reput()
+        self.commit_log.mapped_file_queue.flush(0)
+        self.flush_consume_queue_service.do_flush(0)
+        self.commit_log.mapped_file_queue.shutdown()
+        for queue in self.all_consume_queues():
+            queue.shutdown()
+        self.index_service.shutdown()
+        self.checkpoint.shutdown()
+        if self._started and self.reput_message_service.behind_bytes == 0:
+            os.unlink(self.config.abort_file)
+
+    def _services(
+        self,
+    ) -> Iterator[
+        FlushRealTimeService
+        | GroupCommitService
+        | ReputMessageService
+        | FlushConsumeQueueService
+        | CleanResourceService
+    ]:
+        if self.flush_real_time_service is not None:
+            yield self.flush_real_time_service
+        if self.group_commit_service is not None:
+            yield self.group_commit_service
+        yield self.reput_message_service
+        yield self.flush_consume_queue_service
+        yield self.clean_resource_service
+
+    # -- puts -----------------------------------------------------------------------------
+
+    def _check_store_status(self) -> PutMessageResult | None:
+        if self._shutdown:
+            return PutMessageResult(
+                PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the store is shut down"
+            )
+        if self.config.broker_role is BrokerRole.SLAVE:
+            return PutMessageResult(
+                PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "a slave does not accept writes"
+            )
+        if not self.running_flags.is_writeable:
+            return PutMessageResult(
+                PutMessageStatus.SERVICE_NOT_AVAILABLE,
+                None,
+                f"the store refuses writes: {self.running_flags.disk_full_reason}",
+            )
+        if self.commit_log.is_os_page_cache_busy():
+            return PutMessageResult(
+                PutMessageStatus.OS_PAGE_CACHE_BUSY,
+                None,
+                f"the put lock is held over {self.config.os_page_cache_busy_time_out_mills} ms",
+            )
+        return None
+
+    def _append(
+        self, encoded: EncodedRecords | None, failure: PutMessageResult | None, wait: bool
+    ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
+        if failure is not None or encoded is None:
+            assert failure is not None
+            return failure, None
+        result = self.commit_log.append(encoded)
+        if not result.is_ok or result.append_result is None:
+            return result, None
+        self.reput_message_service.wakeup()
+        append = result.append_result
+        if self.group_commit_service is not None and wait:
+            request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes)
+            self.group_commit_service.put_request(request)
+            return result, request
+        if self.flush_real_time_service is not None:
+            self.flush_real_time_service.wakeup()
+        return result, None
+
+    def _prepare(
+        self, msg: MessageExtBrokerInner
+    ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
+        failure = self._check_store_status()
+        if failure is not None:
+            return failure, None
+        if isinstance(msg, MessageExtBatch):
+            encoded, failure = self.commit_log.encode_batch(msg)
+        else:
+            encoded, failure = self.commit_log.encode_message(msg)
+        return self._append(encoded, failure, msg.wait_store_msg_ok)
+
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH.
+
+        For threads; an event loop uses ``async_put_message``.
+        """
+        result, request = self._prepare(msg)
+        if request is not None:
+            result.status = request.wait(self.config.sync_flush_timeout / 1000)
+        return result
+
+    async def async_put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Store one message (or a MessageExtBatch); under SYNC_FLUSH the answer comes once
+        the sync that covers it has finished, without blocking the loop."""
+        result, request = self._prepare(msg)
+        if request is not None:
+            try:
+                result.status = await asyncio.wait_for(
+                    asyncio.wrap_future(request.future), self.config.sync_flush_timeout / 1000
+                )
+            except TimeoutError:
+                result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+        return result
+
+    def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        return self.put_message(batch)
+
+    async def async_put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        return await self.async_put_message(batch)
+
+    # -- consume queues -------------------------------------------------------------------
+
+    def find_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue | None:
+        queues = self.consume_queue_table.get(topic)
+        return queues.get(queue_id) if queues is not None else None
+
+    def get_or_create_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        queue = self.find_consume_queue(topic, queue_id)
+        if queue is None:
+            queue = ConsumeQueue(
+                topic,
+                queue_id,
+                self.config.consume_queue_dir,
+                self.config.mapped_file_size_consume_queue,
+                self.fs,
+            )
+            self.consume_queue_table.setdefault(topic, {})[queue_id] = queue
+        return queue
+
+    def all_consume_queues(self) -> Iterator[ConsumeQueue]:
+        for queues in list(self.consume_queue_table.values()):
+            yield from list(queues.values())
+
+    def _flush_logic(self, least_pages: int) -> int:
+        timestamp = self.reput_message_service.last_dispatched_timestamp
+        for queue in self.all_consume_queues():
+            queue.flush(least_pages)
+        if self.config.message_index_enable:
+            self.checkpoint.index_msg_timestamp = self.index_service.flush()
+        return timestamp
+
+    def _clean_logic(self) -> int:
+        min_phy = self.commit_log.min_offset
+        deleted = 0
+        for queue in self.all_consume_queues():
+            deleted += queue.delete_expired_file(min_phy)
+        if self.config.message_index_enable:
+            deleted += self.index_service.delete_expired_file(min_phy)
+        return deleted
+
+    def delete_topics(self, topics: set[str]) -> int:
+        """Drop the consume queues of ``topics``; their records stay until retention."""
+        removed = 0
+        for topic in topics:
+            queues = self.consume_queue_table.pop(topic, {})
+            for queue in queues.values():
+                queue.destroy()
+                self.commit_log.topic_queue_table.pop(f"{topic}-{queue.queue_id}", None)
+                removed += 1
+            topic_dir = os.path.join(self.config.consume_queue_dir, topic)
+            if os.path.isdir(topic_dir) and not any(os.scandir(topic_dir)):
+                os.rmdir(topic_dir)
+        return removed
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        message_filter: MessageFilter | None = None,
+    ) -> GetMessageResult:
+        """Up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage)."""
+        del group  # RocketMQ keys per-group read statistics on it; nothing else uses it here.
+        return read_messages(
+            self.config,
+            self.commit_log,
+            self.find_consume_queue(topic, queue_id),
+            offset,
+            max_msg_nums,
+            message_filter,
+        )
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        queue = self.find_consume_queue(topic, queue_id)
+        return queue.max_offset_in_queue if queue is not None else 0
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        queue = self.find_consume_queue(topic, queue_id)
+        return queue.min_offset_in_queue if queue is not None else 0
+
+    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int:
+        queue = self.find_consume_queue(topic, queue_id)
+        unit = queue.read_unit(offset) if queue is not None else None
+        return unit[0] if unit is not None else 0
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """The first queue offset whose message was stored at or after ``timestamp`` (ms);
+        the max offset when every message is older."""
+        queue = self.find_consume_queue(topic, queue_id)
+        if queue is None:
+            return 0
+        pickup = self.commit_log.pickup_store_timestamp
+        return queue.find_offset(lambda offset, size: pickup(offset, size) >= timestamp)
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
+        queue = self.find_consume_queue(topic, queue_id)
+        unit = queue.read_unit(offset) if queue is not None else None
+        return self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        return self.get_message_store_timestamp(
+            topic, queue_id, self.get_min_offset_in_queue(topic, queue_id)
+        )
+
+    def select_one_message_by_offset(
+        self, commit_log_offset: int, size: int | None = None
+    ) -> memoryview | None:
+        """The stored record at ``commit_log_offset``."""
+        if size is None:
+            head = self.commit_log.get_message(commit_log_offset, 4)
+            if head is None:
+                return None
+            size = _SIZE.unpack_from(head, 0)[0]
+        if size <= 0:
+            return None
+        return self.commit_log.get_message(commit_log_offset, size)
+
+    def look_message_by_offset(self, commit_log_offset: int) -> MessageExt | None:
+        record = self.select_one_message_by_offset(commit_log_offset)
+        return decode_message(record) if record is not None else None
+
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin: int, end: int
+    ) -> QueryMessageResult:
+        """Messages of ``topic`` whose KEYS or UNIQ_KEY equal ``key``, stored in [begin, end].
+
+        Index entries whose hash merely collides are dropped after reading the record.
+        """
+        limit = (
+            min(max_num, self.config.max_msgs_num_batch)
+            if max_num > 0
+            else self.config.default_query_max_num
+        )
+        offsets, last_ts, last_offset = self.index_service.query_offset(
+            topic, key, limit, begin, end
+        )
+        result = QueryMessageResult(
+            index_last_update_timestamp=last_ts, index_last_update_phy_offset=last_offset
+        )
+        for offset in offsets:
+            record = self.select_one_message_by_offset(offset)
+            if record is not None and _record_has_key(record, topic, key):
+                result.message_buffers.append(record)
+                result.buffer_total_size += len(record)
+        return result
+
+    def get_commit_log_data(self, offset: int) -> memoryview | None:
+        """Raw commit log bytes from ``offset`` to the end of its file (replication)."""
+        return self.commit_log.get_data(offset)
+
+    @property
+    def max_phy_offset(self) -> int:
+        return self.commit_log.max_offset
+
+    @property
+    def min_phy_offset(self) -> int:
+        return self.commit_log.min_offset
+
+    @property
+    def dispatch_behind_bytes(self) -> int:
+        return self.reput_message_service.behind_bytes
+
+    @property
+    def confirm_offset(self) -> int:
+        """Messages below this commit log offset are dispatched and visible to consumers."""
+        return self.reput_message_service.reput_from_offset
+
+
+def _record_has_key(record: memoryview, topic: str, key: str) -> bool:
+    message = decode_message(record, read_body=False)
+    if message.topic != topic:
+        return False
+    if message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) == key:
+        return True
+    return key in message.properties.get(mc.PROPERTY_KEYS, "").split(mc.KEY_SEPARATOR)
+
+
+class _BuildConsumeQueue:
+    """Writes the consume-queue unit of every committed or plain message."""
+
+    def __init__(self, store: MessageStore):
+        self._store = store
+
+    def dispatch(self, request: DispatchRequest) -> None:
+        if sf.transaction_value(request.sys_flag) not in _VISIBLE_TRANSACTION_TYPES:
+            return  # prepared and rolled-back halves stay invisible
+        queue = self._store.get_or_create_consume_queue(request.topic, request.queue_id)
+        queue.put_message_position_info(
+            request.commit_log_offset,
+            request.msg_size,
+            request.tags_code,
+            request.consume_queue_offset,
+        )
+
+
+class _BuildIndex:
+    def __init__(self, index_service: IndexService):
+        self._index_service = index_service
+
+    def dispatch(self, request: DispatchRequest) -> None:
+        self._index_service.build_index(request)

@@ -1,0 +1,111 @@
+"""The store's settings, named as RocketMQ's ``MessageStoreConfig`` (in snake_case).
+
+Every field maps one-to-one to a RocketMQ broker.conf key: ``mapped_file_size_commit_log`` is
+``mappedFileSizeCommitLog``. Defaults are RocketMQ 4.9's.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orbitmq.common.delay_level import DEFAULT_MESSAGE_DELAY_LEVEL
+
+
+class FlushDiskType(enum.Enum):
+    """How an append becomes durable: in the background, or before the send is answered."""
+
+    ASYNC_FLUSH = "ASYNC_FLUSH"
+    SYNC_FLUSH = "SYNC_FLUSH"
+
+
+class BrokerRole(enum.Enum):
+    ASYNC_MASTER = "ASYNC_MASTER"
+    SYNC_MASTER = "SYNC_MASTER"
+    SLAVE = "SLAVE"
+
+
+CQ_STORE_UNIT_SIZE = 20
+
+
+def _default_root() -> str:
+    return str(Path.home() / "store")
+
+
+@dataclass(slots=True)
+class MessageStoreConfig:
+    """Store settings. Sizes are bytes, intervals ms, ``file_reserved_time`` hours."""
+
+    store_path_root_dir: str = field(default_factory=_default_root)
+    #: Where commit log files live; empty means ``<root>/commitlog``.
+    store_path_commit_log: str = ""
+    mapped_file_size_commit_log: int = 1024 * 1024 * 1024
+    mapped_file_size_consume_queue: int = 300_000 * CQ_STORE_UNIT_SIZE
+    flush_disk_type: FlushDiskType = FlushDiskType.ASYNC_FLUSH
+    broker_role: BrokerRole = BrokerRole.ASYNC_MASTER
+    flush_interval_commit_log: int = 500
+    flush_commit_log_least_pages: int = 4
+    flush_commit_log_thorough_interval: int = 10_000
+    flush_commit_log_timed: bool = False
+    flush_interval_consume_queue: int = 1000
+    flush_consume_queue_least_pages: int = 2
+    flush_consume_queue_thorough_interval: int = 60_000
+    sync_flush_timeout: int = 5000
+    max_message_size: int = 4 * 1024 * 1024
+    os_page_cache_busy_time_out_mills: int = 1000
+    check_crc_on_recover: bool = True
+    message_index_enable: bool = True
+    message_index_safe: bool = False
+    max_hash_slot_num: int = 5_000_000
+    max_index_num: int = 5_000_000 * 4
+    max_msgs_num_batch: int = 64
+    default_query_max_num: int = 32
+    file_reserved_time: int = 72
+    delete_when: str = "04"
+    disk_max_used_space_ratio: int = 75
+    disk_space_warning_level_ratio: float = 0.90
+    disk_space_clean_forcibly_ratio: float = 0.85
+    clean_file_forcibly_enable: bool = True
+    clean_resource_interval: int = 10_000
+    delete_commit_log_files_interval: int = 100
+    delete_consume_queue_files_interval: int = 100
+    destroy_mapped_file_interval_forcibly: int = 120_000
+    delete_file_batch_max: int = 10
+    max_transfer_bytes_on_message_in_memory: int = 256 * 1024
+    max_transfer_count_on_message_in_memory: int = 32
+    max_transfer_bytes_on_message_in_disk: int = 64 * 1024
+    max_transfer_count_on_message_in_disk: int = 8
+    access_message_in_memory_max_ratio: int = 40
+    message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
+    #: How long the reput loop sleeps when the commit log has nothing new, in ms.
+    reput_idle_interval: int = 1000
+
+    @property
+    def commit_log_dir(self) -> str:
+        return self.store_path_commit_log or os.path.join(self.store_path_root_dir, "commitlog")
+
+    @property
+    def consume_queue_dir(self) -> str:
+        return os.path.join(self.store_path_root_dir, "consumequeue")
+
+    @property
+    def index_dir(self) -> str:
+        return os.path.join(self.store_path_root_dir, "index")
+
+    @property
+    def config_dir(self) -> str:
+        return os.path.join(self.store_path_root_dir, "config")
+
+    @property
+    def abort_file(self) -> str:
+        return os.path.join(self.store_path_root_dir, "abort")
+
+    @property
+    def checkpoint_file(self) -> str:
+        return os.path.join(self.store_path_root_dir, "checkpoint")
+
+    def config_file(self, name: str) -> str:
+        """``<root>/config/<name>.json``: topics, subscriptionGroup, consumerOffset, delayOffset."""
+        return os.path.join(self.config_dir, f"{name}.json")

@@ -1,0 +1,141 @@
+"""Recovery (R17): find where the commit log's valid records end, cut what follows, and
+bring consume queues and index back in line with it.
+
+Normal path (no abort file): scan the last three commit log files. Abnormal path (abort
+file present: the process died): scan from the newest file whose first record is older than
+the checkpoint, with every record's body CRC checked. Either way a record stops the scan when
+its magic code, lengths, physical offset or CRC are wrong; everything after it is zeroed and
+the number of non-zero bytes removed is reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from orbitmq.store.commit_log import CommitLog
+from orbitmq.store.consume_queue import ConsumeQueue
+from orbitmq.store.dispatch_request import check_message_and_return_size
+from orbitmq.store.index_service import IndexService
+from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.store_checkpoint import StoreCheckpoint
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class RecoveryReport:
+    """What recovery found and did."""
+
+    abnormal: bool
+    #: Commit log offset where the scan began.
+    scan_from_offset: int
+    #: One past the last valid record: the new end of the commit log.
+    valid_offset: int
+    #: Non-zero bytes removed past ``valid_offset`` (a torn or corrupt tail).
+    truncated_bytes: int
+    records_checked: int
+    #: Why the scan stopped before the end of the data, if it did.
+    problem: str
+    #: Where dispatch resumes to rebuild consume queues and index.
+    reput_from_offset: int = 0
+
+
+def _first_record_timestamp(mapped: MappedFile) -> int:
+    request = check_message_and_return_size(mapped.select(0, 4096 * 64), 0, False)
+    return request.store_timestamp if request.msg_size > 0 else -1
+
+
+def _start_file_index(
+    files: list[MappedFile], abnormal: bool, checkpoint: StoreCheckpoint, index_safe: bool
+) -> int:
+    if not abnormal:
+        return max(0, len(files) - 3)
+    limit = checkpoint.min_timestamp_index if index_safe else checkpoint.min_timestamp
+    for index in range(len(files) - 1, -1, -1):
+        timestamp = _first_record_timestamp(files[index])
+        if 0 < timestamp <= limit:
+            return index
+    return 0
+
+
+def scan_commit_log(
+    commit_log: CommitLog,
+    abnormal: bool,
+    checkpoint: StoreCheckpoint,
+    check_crc: bool,
+    index_safe: bool = False,
+) -> RecoveryReport:
+    """Find the end of the valid records and truncate the commit log there."""
+    queue = commit_log.mapped_file_queue
+    files = queue.mapped_files
+    if not files:
+        return RecoveryReport(abnormal, 0, 0, 0, 0, "")
+    start = _start_file_index(files, abnormal, checkpoint, index_safe)
+    scan_from = files[start].file_from_offset
+    checked = 0
+    problem = ""
+    valid = scan_from
+    for mapped in files[start:]:
+        data = mapped.select(0, mapped.file_size)
+        position = 0
+        end_of_file = False
+        while position < mapped.file_size:
+            request = check_message_and_return_size(data, position, check_crc or abnormal)
+            if (
+                request.msg_size > 0
+                and request.commit_log_offset != mapped.file_from_offset + position
+            ):
+                problem = (
+                    f"record at {mapped.file_from_offset + position} says its offset is "
+                    f"{request.commit_log_offset}"
+                )
+                break
+            if request.msg_size > 0:
+                checked += 1
+                position += request.msg_size
+                continue
+            if request.success:
+                end_of_file = True
+            elif bytes(data[position : position + 8]).strip(b"\0"):
+                problem = request.problem
+            break
+        valid = mapped.file_from_offset + position
+        if not end_of_file or problem:
+            break
+    truncated = queue.truncate_dirty_files(valid)
+    queue.flushed_where = valid
+    if truncated or problem:
+        log.warning(
+            "commit log recovery: cut %d byte(s) after offset %d (%s)",
+            truncated,
+            valid,
+            problem or "torn tail",
+        )
+    return RecoveryReport(abnormal, scan_from, valid, truncated, checked, problem)
+
+
+def recover_logic(
+    report: RecoveryReport,
+    commit_log: CommitLog,
+    consume_queues: Iterable[ConsumeQueue],
+    index_service: IndexService | None,
+) -> None:
+    """Cut consume queues and index past the valid end and decide where dispatch resumes
+    to rebuild what is missing."""
+    valid = report.valid_offset
+    cover = -1
+    for queue in consume_queues:
+        queue.recover()
+        queue.truncate_dirty_logic_files(valid)
+        queue.correct_min_offset(commit_log.min_offset)
+        cover = max(cover, queue.max_physic_offset)
+    reput_from = cover if cover >= 0 else commit_log.min_offset
+    if report.abnormal:
+        reput_from = min(reput_from, report.scan_from_offset)
+    if index_service is not None:
+        rebuild_from = index_service.truncate(valid)
+        if rebuild_from >= 0:
+            reput_from = min(reput_from, rebuild_from)
+    report.reput_from_offset = max(min(reput_from, valid), commit_log.min_offset)

@@ -1,0 +1,130 @@
+"""ReputMessageService: dispatches newly written commit log records to the consume queues
+and the index, and announces what became visible (long polling waits on this)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from orbitmq.common.service import Service
+from orbitmq.store.commit_log import CommitLog
+from orbitmq.store.dispatch_request import DispatchRequest, check_message_and_return_size
+
+log = logging.getLogger(__name__)
+
+#: Called once per reput round for each queue that got messages: (topic, queue id, the
+#: queue's new max offset). Runs on the dispatcher thread: keep it short.
+MessageArrivingListener = Callable[[str, int, int], None]
+
+
+class CommitLogDispatcher(Protocol):
+    """Something built from the commit log: consume queues, the index."""
+
+    def dispatch(self, request: DispatchRequest) -> None: ...
+
+
+class ReputMessageService(Service):
+    """Owns ``reput_from_offset``: every record below it has been dispatched.
+
+    ``do_reput`` runs on this service's thread, or directly (recovery, tests) when the
+    thread is not started.
+    """
+
+    def __init__(
+        self,
+        commit_log: CommitLog,
+        dispatchers: list[CommitLogDispatcher],
+        delay_levels_ms: tuple[int, ...],
+        idle_interval_ms: int,
+        listener: MessageArrivingListener | None = None,
+    ):
+        super().__init__()
+        self._commit_log = commit_log
+        self._dispatchers = dispatchers
+        self._delay_levels_ms = delay_levels_ms
+        self._idle_interval_s = idle_interval_ms / 1000
+        self.listener = listener
+        self.reput_from_offset = 0
+        #: Store time of the last dispatched message, for the checkpoint.
+        self.last_dispatched_timestamp = 0
+        self._stuck_at = -1
+
+    @property
+    def behind_bytes(self) -> int:
+        """Bytes written to the commit log but not yet dispatched."""
+        return self._commit_log.max_offset - self.reput_from_offset
+
+    def do_reput(self) -> int:
+        """Dispatch everything written so far; returns the number of messages dispatched."""
+        dispatched = 0
+        arrived: dict[tuple[str, int], int] = {}
+        commit_log = self._commit_log
+        while self.reput_from_offset < commit_log.max_offset:
+            offset = self.reput_from_offset
+            if offset < commit_log.min_offset:
+                offset = self.reput_from_offset = commit_log.min_offset
+            data = commit_log.get_data(offset)
+            if data is None:
+                break
+            position = 0
+            while position < len(data):
+                request = check_message_and_return_size(
+                    data, position, False, self._delay_levels_ms
+                )
+                if request.msg_size > 0 and request.commit_log_offset != offset + position:
+                    request = DispatchRequest(-1, False, problem="physical offset mismatch")
+                if request.msg_size > 0:
+                    if not self._dispatch(request):
+                        self.reput_from_offset = offset + position
+                        self._announce(arrived)
+                        return dispatched
+                    dispatched += 1
+                    arrived[(request.topic, request.queue_id)] = request.consume_queue_offset + 1
+                    self.last_dispatched_timestamp = request.store_timestamp
+                    position += request.msg_size
+                elif request.success:
+                    position = len(data)
+                    offset = commit_log.roll_next_file(offset)
+                    self.reput_from_offset = offset
+                    break
+                else:
+                    self._report_stuck(offset + position, request.problem)
+                    self.reput_from_offset = offset + position
+                    self._announce(arrived)
+                    return dispatched
+            else:
+                self.reput_from_offset = offset + position
+        self._announce(arrived)
+        return dispatched
+
+    def _dispatch(self, request: DispatchRequest) -> bool:
+        try:
+            for dispatcher in self._dispatchers:
+                dispatcher.dispatch(request)
+        except OSError as exc:
+            # A full disk: the record stays undispatched and is retried on the next round.
+            self._report_stuck(request.commit_log_offset, f"dispatch failed: {exc}")
+            return False
+        return True
+
+    def _report_stuck(self, offset: int, problem: str) -> None:
+        if self._stuck_at != offset:
+            self._stuck_at = offset
+            log.error("reput stopped at commit log offset %d: %s", offset, problem)
+
+    def _announce(self, arrived: dict[tuple[str, int], int]) -> None:
+        listener = self.listener
+        if listener is None:
+            return
+        for (topic, queue_id), max_offset in arrived.items():
+            try:
+                listener(topic, queue_id, max_offset)
+            except Exception:
+                log.exception("message arriving listener failed")
+
+    def run(self) -> None:
+        while not self.is_stopped():
+            self.wait_for_running(self._idle_interval_s)
+            self.do_reput()
+        self.do_reput()
