@@ -449,6 +449,10 @@ class MessageStore:
     def min_phy_offset(self) -> int:
         return self.commit_log.min_offset
 
+    def wait_for_dispatch(self, timeout_s: float = 10.0) -> bool:
+        """Block until everything written so far is dispatched (visible); False on timeout."""
+        return self.reput_message_service.wait_for_dispatch(self.commit_log.max_offset, timeout_s)
+
     @property
     def dispatch_behind_bytes(self) -> int:
         return self.reput_message_service.behind_bytes

@@ -4,6 +4,8 @@ and the index, and announces what became visible (long polling waits on this).""
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -49,14 +51,33 @@ class ReputMessageService(Service):
         #: Store time of the last dispatched message, for the checkpoint.
         self.last_dispatched_timestamp = 0
         self._stuck_at = -1
+        self._progress = threading.Condition()
 
     @property
     def behind_bytes(self) -> int:
         """Bytes written to the commit log but not yet dispatched."""
         return self._commit_log.max_offset - self.reput_from_offset
 
+    def wait_for_dispatch(self, offset: int, timeout_s: float) -> bool:
+        """Block until every record below commit log ``offset`` is dispatched; False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        with self._progress:
+            while self.reput_from_offset < offset:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._progress.wait(remaining)
+        return True
+
     def do_reput(self) -> int:
         """Dispatch everything written so far; returns the number of messages dispatched."""
+        try:
+            return self._reput()
+        finally:
+            with self._progress:
+                self._progress.notify_all()
+
+    def _reput(self) -> int:
         dispatched = 0
         arrived: dict[tuple[str, int], int] = {}
         commit_log = self._commit_log

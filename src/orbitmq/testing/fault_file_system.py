@@ -1,0 +1,62 @@
+"""A FileSystem that fails on command: a full disk, slow or failing syncs, a chosen usage."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+
+from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
+
+
+class FaultInjectingFileSystem:
+    """Wraps a real FileSystem; each fault is a plain attribute tests switch on and off.
+
+    - ``disk_full``: allocation fails with ENOSPC, as on a full disk.
+    - ``sync_delay_s``: every sync sleeps this long first (a slow disk).
+    - ``sync_error``: every sync raises EIO.
+    - ``usage_ratio``: reported disk usage instead of the real one.
+
+    Counters (``allocations``, ``syncs``) let tests see what the store did. Thread-safe.
+    """
+
+    def __init__(self, inner: FileSystem = OS_FILE_SYSTEM):
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.disk_full = False
+        self.sync_delay_s = 0.0
+        self.sync_error = False
+        self.usage_ratio: float | None = None
+        self.allocations = 0
+        self.syncs = 0
+        self._sync_gate = threading.Event()
+        self._sync_gate.set()
+
+    def allocate(self, fd: int, size_bytes: int) -> None:
+        if self.disk_full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._inner.allocate(fd, size_bytes)
+        with self._lock:
+            self.allocations += 1
+
+    def sync(self, fd: int) -> None:
+        self._sync_gate.wait()
+        if self.sync_delay_s:
+            threading.Event().wait(self.sync_delay_s)
+        if self.sync_error:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        self._inner.sync(fd)
+        with self._lock:
+            self.syncs += 1
+
+    def hold_syncs(self) -> None:
+        """Make every sync wait until ``release_syncs`` (to build up a commit group)."""
+        self._sync_gate.clear()
+
+    def release_syncs(self) -> None:
+        self._sync_gate.set()
+
+    def disk_usage_ratio(self, path: str) -> float:
+        if self.usage_ratio is not None:
+            return self.usage_ratio
+        return self._inner.disk_usage_ratio(path)

@@ -1,0 +1,61 @@
+"""Shared builders for store tests: small store configs and messages."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+from orbitmq.common import message_const as mc
+from orbitmq.common.message import MessageExtBrokerInner
+from orbitmq.common.message_id import UniqueIdGenerator
+from orbitmq.store import MessageStoreConfig
+
+_UNIQ = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=4242)
+_BORN = itertools.count(1_700_000_000_000)
+
+
+def small_config(root: Path | str, **overrides: Any) -> MessageStoreConfig:
+    """A store config with small files and fast intervals, so tests roll files quickly."""
+    values: dict[str, Any] = {
+        "store_path_root_dir": str(root),
+        "mapped_file_size_commit_log": 256 * 1024,
+        "mapped_file_size_consume_queue": 20 * 1000,
+        "max_hash_slot_num": 1000,
+        "max_index_num": 4000,
+        "flush_interval_commit_log": 50,
+        "flush_interval_consume_queue": 50,
+        "reput_idle_interval": 50,
+        "clean_resource_interval": 3_600_000,
+        "delete_commit_log_files_interval": 0,
+    }
+    values.update(overrides)
+    return MessageStoreConfig(**values)
+
+
+def make_message(
+    topic: str = "TopicTest",
+    body: bytes = b"hello orbitmq",
+    *,
+    queue_id: int = 0,
+    tags: str | None = None,
+    keys: str | None = None,
+    uniq_key: bool = True,
+    properties: dict[str, str] | None = None,
+) -> MessageExtBrokerInner:
+    """A message as the broker hands it to the store."""
+    props = dict(properties or {})
+    if tags is not None:
+        props[mc.PROPERTY_TAGS] = tags
+    if keys is not None:
+        props[mc.PROPERTY_KEYS] = keys
+    if uniq_key:
+        props[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = _UNIQ.create()
+    return MessageExtBrokerInner(
+        topic=topic,
+        body=body,
+        queue_id=queue_id,
+        properties=props,
+        born_timestamp=next(_BORN),
+        born_host=("10.1.2.3", 52000),
+    )
