@@ -6,7 +6,11 @@ by either can be read by the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
+
+import numpy as np
+import numpy.typing as npt
 
 _MASK32: Final = 0xFFFFFFFF
 _PREFIX_CACHE_LIMIT: Final = 4096
@@ -43,3 +47,37 @@ def java_string_hash_with_prefix(prefix: str, text: str) -> int:
     units = len(text.encode("utf-16-be")) // 2 if not text.isascii() else len(text)
     h = (head * pow(31, units, 0x1_0000_0000) + tail) & _MASK32
     return h - 0x1_0000_0000 if h >= 0x8000_0000 else h
+
+
+_powers: dict[int, npt.NDArray[np.uint64]] = {}
+
+
+def _powers_of_31(length: int) -> npt.NDArray[np.uint64]:
+    powers = _powers.get(length)
+    if powers is None:
+        powers = np.array([pow(31, length - 1 - i, 1 << 64) for i in range(length)], np.uint64)
+        _powers[length] = powers
+    return powers
+
+
+def java_string_hashes(texts: Sequence[str]) -> npt.NDArray[np.int32]:
+    """``hashCode()`` of many strings at once, vectorized per length.
+
+    The hash is a polynomial in 31 over the UTF-16 code units; in uint64 arithmetic it wraps
+    modulo 2^64, and its low 32 bits are Java's int result. Non-ASCII strings take the scalar
+    path.
+    """
+    result = np.zeros(len(texts), np.uint32)
+    by_length: dict[int, list[int]] = {}
+    for i, text in enumerate(texts):
+        if text.isascii():
+            by_length.setdefault(len(text), []).append(i)
+        else:
+            result[i] = java_string_hash(text) & _MASK32
+    for length, indices in by_length.items():
+        if length == 0:
+            continue
+        joined = "".join([texts[i] for i in indices]).encode("ascii")
+        units = np.frombuffer(joined, np.uint8).reshape(len(indices), length).astype(np.uint64)
+        result[indices] = (units @ _powers_of_31(length)) & np.uint64(_MASK32)
+    return result.view(np.int32)

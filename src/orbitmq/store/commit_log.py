@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Final
+from zlib import crc32
 
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
@@ -24,7 +25,6 @@ from orbitmq.common.message_decoder import (
     END_FILE_MIN_BLANK_LENGTH,
     MAX_PROPERTIES_LENGTH,
     MESSAGE_MAGIC_CODE,
-    body_crc,
     message_properties_to_string,
     pack_record,
     record_prefix,
@@ -85,7 +85,10 @@ class CommitLog:
     ):
         self.config = config
         self.mapped_file_queue = MappedFileQueue(
-            config.commit_log_dir, config.mapped_file_size_commit_log, fs
+            config.commit_log_dir,
+            config.mapped_file_size_commit_log,
+            fs,
+            zero_run_limit=config.max_message_size + 4096,
         )
         self._clock = clock
         self.store_host = store_host
@@ -95,6 +98,7 @@ class CommitLog:
         #: "topic-queueId" -> the queue offset the next message of that queue gets.
         self.topic_queue_table: dict[str, int] = {}
         self._put_lock = threading.Lock()
+        self._born_hosts: dict[SocketAddress, tuple[bytes, int]] = {}
         #: Wall time (ms) at which the current holder took the put lock; 0 when free.
         self.begin_time_in_lock = 0
 
@@ -130,8 +134,14 @@ class CommitLog:
         msg.properties_string = ""
 
     def _born_host(self, msg: MessageExtBrokerInner) -> tuple[bytes, int]:
-        flag = sf.BORNHOST_V6_FLAG if is_ipv6(msg.born_host) else 0
-        return pack_socket_address(msg.born_host), flag
+        """The packed born host and its SYSFLAG bit; producers are few, so it is cached."""
+        packed = self._born_hosts.get(msg.born_host)
+        if packed is None:
+            if len(self._born_hosts) >= 4096:
+                self._born_hosts.clear()
+            flag = sf.BORNHOST_V6_FLAG if is_ipv6(msg.born_host) else 0
+            packed = self._born_hosts[msg.born_host] = (pack_socket_address(msg.born_host), flag)
+        return packed
 
     def encode_message(
         self, msg: MessageExtBrokerInner
@@ -251,7 +261,7 @@ class CommitLog:
                     pack(
                         size,
                         MESSAGE_MAGIC_CODE,
-                        body_crc(body),
+                        crc32(body) & 0x7FFFFFFF,  # RocketMQ's BODYCRC, inlined: hot loop
                         batch.queue_id,
                         flag,
                         0,

@@ -13,6 +13,9 @@ import struct
 from collections.abc import Callable
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
@@ -26,8 +29,22 @@ BLANK_UNIT_SIZE: Final = 0x7FFFFFFF
 _BLANK_UNIT: Final = UNIT.pack(0, BLANK_UNIT_SIZE, 0)
 
 
+_UNIT_DTYPE: Final = np.dtype([("offset", ">i8"), ("size", ">i4"), ("tags", ">i8")])
+
+
 def is_message_unit(offset: int, size: int) -> bool:
     return offset >= 0 and 0 < size < BLANK_UNIT_SIZE
+
+
+def _units(mapped: MappedFile, limit: int) -> npt.NDArray[np.void]:
+    """The units of a file up to byte ``limit``, as a read-only structured array view."""
+    count = limit // CQ_STORE_UNIT_SIZE
+    return np.frombuffer(mapped.select(0, count * CQ_STORE_UNIT_SIZE), _UNIT_DTYPE, count)
+
+
+def _message_mask(units: npt.NDArray[np.void]) -> npt.NDArray[np.bool_]:
+    sizes = units["size"]
+    return (units["offset"] >= 0) & (sizes > 0) & (sizes < BLANK_UNIT_SIZE)
 
 
 class ConsumeQueue:
@@ -58,16 +75,15 @@ class ConsumeQueue:
             return
         end = files[max(0, len(files) - 3)].file_from_offset
         for mapped in files[max(0, len(files) - 3) :]:
-            position = 0
-            while position < mapped.file_size:
-                offset, size, _tags = UNIT.unpack_from(mapped.buffer, position)
-                if offset < 0 or size <= 0:
-                    break
-                if size != BLANK_UNIT_SIZE:
-                    self.max_physic_offset = offset + size
-                position += CQ_STORE_UNIT_SIZE
-            end = mapped.file_from_offset + position
-            if position < mapped.file_size:
+            units = _units(mapped, mapped.file_size)
+            invalid = np.flatnonzero((units["offset"] < 0) | (units["size"] <= 0))
+            count = int(invalid[0]) if len(invalid) else len(units)
+            messages = np.flatnonzero(_message_mask(units[:count]))
+            if len(messages):
+                last = units[int(messages[-1])]
+                self.max_physic_offset = int(last["offset"]) + int(last["size"])
+            end = mapped.file_from_offset + count * CQ_STORE_UNIT_SIZE
+            if count < len(units):
                 break
         self.mapped_file_queue.truncate_dirty_files(end)
         self.mapped_file_queue.flushed_where = end
@@ -97,6 +113,15 @@ class ConsumeQueue:
         """
         expect = cq_offset * CQ_STORE_UNIT_SIZE
         queue = self.mapped_file_queue
+        mapped = queue.last()
+        if mapped is not None and expect == mapped.file_from_offset + mapped.wrote_position < (
+            mapped.file_from_offset + mapped.file_size
+        ):
+            # The common case: the next unit of a file with room.
+            UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
+            mapped.wrote_position += CQ_STORE_UNIT_SIZE
+            self.max_physic_offset = offset + size
+            return True
         mapped = queue.last_or_create(expect)
         current = mapped.file_from_offset + mapped.wrote_position
         if current == queue.min_offset and not mapped.wrote_position and expect > current:
@@ -169,14 +194,16 @@ class ConsumeQueue:
         """Move the min offset to the first unit whose message is still in the commit log."""
         for mapped in self.mapped_file_queue.mapped_files:
             start = max(self.min_logic_offset - mapped.file_from_offset, 0)
-            for position in range(start, mapped.wrote_position, CQ_STORE_UNIT_SIZE):
-                offset, size, _tags = UNIT.unpack_from(mapped.buffer, position)
-                if is_message_unit(offset, size) and offset >= phy_min_offset:
-                    self.min_logic_offset = mapped.file_from_offset + position
-                    return
-            self.min_logic_offset = max(
-                self.min_logic_offset, mapped.file_from_offset + mapped.wrote_position
-            )
+            if start >= mapped.wrote_position:
+                continue
+            units = _units(mapped, mapped.wrote_position)[start // CQ_STORE_UNIT_SIZE :]
+            alive = np.flatnonzero(_message_mask(units) & (units["offset"] >= phy_min_offset))
+            if len(alive):
+                self.min_logic_offset = (
+                    start + mapped.file_from_offset + int(alive[0]) * CQ_STORE_UNIT_SIZE
+                )
+                return
+            self.min_logic_offset = mapped.file_from_offset + mapped.wrote_position
 
     def delete_expired_file(self, phy_min_offset: int) -> int:
         """Delete leading files whose last message is older than the commit log's min."""

@@ -22,9 +22,14 @@ from orbitmq.common.message_decoder import (
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 
 _HEAD: Final = struct.Struct(">ii")
-_SYSFLAG: Final = struct.Struct(">i")
+#: TOTALSIZE, MAGICCODE and SYSFLAG (at 36) in one read.
+_HEAD_AND_FLAG: Final = struct.Struct(">ii28xi")
 _PROPS_LEN: Final = struct.Struct(">h")
 _CACHE_LIMIT: Final = 65536
+_TAGS: Final = mc.PROPERTY_TAGS.encode() + b"\x01"
+_KEYS: Final = mc.PROPERTY_KEYS.encode() + b"\x01"
+_UNIQ_KEY: Final = mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX.encode() + b"\x01"
+_DELAY: Final = mc.PROPERTY_DELAY_TIME_LEVEL.encode() + b"\x01"
 
 _tags_codes: dict[str, int] = {}
 _topics: dict[bytes, str] = {}
@@ -65,33 +70,62 @@ def tags_string_to_tags_code(tags: str) -> int:
     return code
 
 
+def _cache_topic(raw: bytes) -> str:
+    topic = raw.decode()
+    if len(_topics) >= _CACHE_LIMIT:
+        _topics.clear()
+    _topics[raw] = topic
+    return topic
+
+
+def _property(data: bytes, name: bytes, start: int, end: int) -> str | None:
+    """The value of property ``name`` (given with its trailing \\x01) in the property
+    string at ``data[start:end]``, found without parsing the others."""
+    at = data.find(name, start, end)
+    while at > start and data[at - 1] != 2:
+        at = data.find(name, at + 1, end)
+    if at < 0:
+        return None
+    value_at = at + len(name)
+    value_end = data.find(b"\x02", value_at, end)
+    return data[value_at : value_end if value_end >= 0 else end].decode()
+
+
+def _delay_ms(data: bytes, start: int, end: int, delay_levels_ms: tuple[int, ...]) -> int:
+    raw = _property(data, _DELAY, start, end)
+    level = int(raw) if raw and raw.isdigit() else 1
+    return delay_levels_ms[min(max(level, 1), len(delay_levels_ms)) - 1]
+
+
 def _invalid(problem: str) -> DispatchRequest:
     return DispatchRequest(-1, False, problem=problem)
 
 
 def check_message_and_return_size(
-    data: memoryview,
+    data: bytes,
     position: int,
     check_crc: bool,
     delay_levels_ms: tuple[int, ...] = (),
 ) -> DispatchRequest:
     """Parse the record starting at ``position`` of ``data``.
 
-    ``data`` ends where readable bytes end (the wrote position); a record running past it is
-    invalid. ``delay_levels_ms`` lets SCHEDULE_TOPIC_XXXX records carry their delivery time
-    as tag code, as RocketMQ's schedule service expects.
+    ``data`` ends where readable bytes end; a record running past it is invalid. It is
+    ``bytes`` (not a view) so properties are searched in place without copies.
+    ``delay_levels_ms`` lets SCHEDULE_TOPIC_XXXX records carry their delivery time as tag
+    code, as RocketMQ's schedule service expects.
     """
     remaining = len(data) - position
-    if remaining < 8:
+    if remaining >= 40:
+        total, magic, sys_flag = _HEAD_AND_FLAG.unpack_from(data, position)
+    elif remaining >= 8:
+        total, magic = _HEAD.unpack_from(data, position)
+        sys_flag = 0
+    else:
         return DispatchRequest(0, True) if remaining == 0 else _invalid("truncated record head")
-    total, magic = _HEAD.unpack_from(data, position)
-    if magic == BLANK_MAGIC_CODE:
-        return DispatchRequest(0, True)
     if magic != MESSAGE_MAGIC_CODE:
+        if magic == BLANK_MAGIC_CODE:
+            return DispatchRequest(0, True)
         return _invalid(f"illegal magic code {magic & 0xFFFFFFFF:#010x}")
-    if remaining < 40:
-        return _invalid("truncated record head")
-    sys_flag = _SYSFLAG.unpack_from(data, position + 36)[0]
     prefix = record_prefix(sys_flag)
     if total < prefix.size + 3 or total > remaining:
         return _invalid(f"total size {total} does not fit the {remaining} readable bytes")
@@ -119,35 +153,32 @@ def check_message_and_return_size(
         return _invalid(f"body CRC mismatch at physical offset {physical_offset}")
     pos += body_len
     topic_len = data[pos]
-    raw_topic = bytes(data[pos + 1 : pos + 1 + topic_len])
+    raw_topic = data[pos + 1 : pos + 1 + topic_len]
     pos += 1 + topic_len
     props_len = _PROPS_LEN.unpack_from(data, pos)[0]
-    if pos + 2 + props_len != position + total:
-        return _invalid(f"record fields add up to {pos + 2 + props_len - position}, not {total}")
-    topic = _topics.get(raw_topic)
-    try:
-        if topic is None:
-            topic = raw_topic.decode()
-            if len(_topics) >= _CACHE_LIMIT:
-                _topics.clear()
-            _topics[raw_topic] = topic
-        props = bytes(data[pos + 2 : pos + 2 + props_len]).decode() if props_len else ""
-    except UnicodeDecodeError:
-        return _invalid("topic or properties are not UTF-8")
+    end = pos + 2 + props_len
+    if end != position + total:
+        return _invalid(f"record fields add up to {end - position}, not {total}")
     tags_code = 0
     keys = ""
     uniq_key = None
-    if props:
-        properties = dict(p.split("\x01", 1) for p in props.split("\x02") if "\x01" in p)
-        tags = properties.get(mc.PROPERTY_TAGS)
-        if tags:
-            tags_code = tags_string_to_tags_code(tags)
-        keys = properties.get(mc.PROPERTY_KEYS, "")
-        uniq_key = properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
-        if topic == RMQ_SYS_SCHEDULE_TOPIC and delay_levels_ms:
-            level = int(properties.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0") or 0)
-            level = min(max(level, 1), len(delay_levels_ms))
-            tags_code = store_ts + delay_levels_ms[level - 1]
+    try:
+        topic = _topics.get(raw_topic) or _cache_topic(raw_topic)
+        if props_len:
+            start = pos + 2
+            # find() first: most records lack some of these, and a miss costs no call.
+            if data.find(_TAGS, start, end) >= 0:
+                tags = _property(data, _TAGS, start, end)
+                if tags:
+                    tags_code = tags_string_to_tags_code(tags)
+            if data.find(_KEYS, start, end) >= 0:
+                keys = _property(data, _KEYS, start, end) or ""
+            if data.find(_UNIQ_KEY, start, end) >= 0:
+                uniq_key = _property(data, _UNIQ_KEY, start, end)
+            if topic == RMQ_SYS_SCHEDULE_TOPIC and delay_levels_ms:
+                tags_code = store_ts + _delay_ms(data, start, end, delay_levels_ms)
+    except UnicodeDecodeError:
+        return _invalid("topic or properties are not UTF-8")
     return DispatchRequest(
         total,
         True,
@@ -162,3 +193,55 @@ def check_message_and_return_size(
         sys_flag,
         prepared_offset,
     )
+
+
+@dataclass(slots=True)
+class ParsedRecords:
+    """The records found in a window of the commit log."""
+
+    requests: list[DispatchRequest]
+    #: Bytes of valid records from the window's start.
+    consumed: int
+    #: The end-of-file blank record follows the consumed bytes.
+    end_of_file: bool
+    #: Why the record after the consumed bytes is invalid; empty if the window just ended.
+    problem: str
+
+
+def parse_records(
+    view: memoryview,
+    base_offset: int,
+    *,
+    check_crc: bool,
+    delay_levels_ms: tuple[int, ...] = (),
+    max_bytes: int = 1 << 20,
+    max_record_size: int = 4 << 20,
+) -> ParsedRecords:
+    """Parse the records at the start of ``view`` (commit log bytes from ``base_offset`` to
+    the readable end), stopping after about ``max_bytes``.
+
+    The window is copied to ``bytes`` once, so fields are read without a copy per record. A
+    record is valid only if its PHYSICALOFFSET says where it really is.
+    """
+    window = min(len(view), max_bytes + max_record_size)
+    data = bytes(view[:window])
+    requests: list[DispatchRequest] = []
+    position = 0
+    stop = min(len(data), max_bytes)
+    while position < stop:
+        request = check_message_and_return_size(data, position, check_crc, delay_levels_ms)
+        size = request.msg_size
+        if size > 0 and request.commit_log_offset == base_offset + position:
+            requests.append(request)
+            position += size
+            continue
+        if size == 0 and request.success:
+            return ParsedRecords(requests, position, True, "")
+        if size > 0:
+            problem = (
+                f"record at {base_offset + position} says its offset is {request.commit_log_offset}"
+            )
+        else:
+            problem = request.problem
+        return ParsedRecords(requests, position, False, problem)
+    return ParsedRecords(requests, position, False, "")

@@ -31,8 +31,9 @@ def _flush_with_timestamp(queue: MappedFileQueue, least_pages: int) -> int:
     unknown). The time is read before syncing, so every message up to it was written."""
     last = queue.last()
     timestamp = last.store_timestamp if last is not None else 0
+    written = queue.max_offset
     queue.flush(least_pages)
-    return timestamp if queue.flushed_where >= queue.max_offset else 0
+    return timestamp if queue.flushed_where >= written else 0
 
 
 class FlushRealTimeService(Service):

@@ -10,9 +10,13 @@ int32. Entry 0 is never used; 0 means "none".
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import Final
 
-from orbitmq.common.java_hash import java_string_hash_with_prefix
+import numpy as np
+import numpy.typing as npt
+
+from orbitmq.common.java_hash import java_string_hash_with_prefix, java_string_hashes
 from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import MappedFile
 
@@ -25,6 +29,9 @@ _MAX_INT: Final = 0x7FFFFFFF
 _HEADER: Final = struct.Struct(">qqqqii")
 _SLOT: Final = struct.Struct(">i")
 _ENTRY: Final = struct.Struct(">iqii")
+_ENTRY_DTYPE: Final = np.dtype(
+    [("hash", ">i4"), ("offset", ">i8"), ("diff", ">i4"), ("prev", ">i4")]
+)
 
 
 def index_file_size(hash_slot_num: int, index_num: int) -> int:
@@ -35,6 +42,13 @@ def index_key_hash(prefix: str, key: str) -> int:
     """RocketMQ's ``indexKeyHashMethod`` of ``prefix + key``: |hashCode|, 0 if negative."""
     h = abs(java_string_hash_with_prefix(prefix, key))
     return h if h <= _MAX_INT else 0
+
+
+def index_key_hashes(keys: Sequence[str]) -> npt.NDArray[np.int64]:
+    """``index_key_hash`` of many full keys (``topic#key``) at once."""
+    hashes = np.abs(java_string_hashes(keys).astype(np.int64))
+    hashes[hashes > _MAX_INT] = 0
+    return hashes
 
 
 class IndexFile:
@@ -85,33 +99,74 @@ class IndexFile:
 
     def put_key(self, prefix: str, key: str, phy_offset: int, store_timestamp: int) -> bool:
         """Index ``prefix + key`` (``topic#key``); False when the file is full."""
-        if self.index_count >= self.index_num:
-            return False
-        buffer = self.mapped_file.buffer
-        key_hash = index_key_hash(prefix, key)
-        slot_at = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
-        slot_value = _SLOT.unpack_from(buffer, slot_at)[0]
-        if slot_value <= INVALID_INDEX or slot_value > self.index_count:
-            slot_value = INVALID_INDEX
-        if self.begin_timestamp <= 0:
-            time_diff = 0
-        else:
-            time_diff = min(max((store_timestamp - self.begin_timestamp) // 1000, 0), _MAX_INT)
-        entry_at = (
-            INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE + self.index_count * INDEX_SIZE
+        hashes = np.array([index_key_hash(prefix, key)], np.int64)
+        return (
+            self.put_keys(
+                hashes, np.array([phy_offset], np.int64), np.array([store_timestamp], np.int64)
+            )
+            == 1
         )
-        _ENTRY.pack_into(buffer, entry_at, key_hash, phy_offset, time_diff, slot_value)
-        _SLOT.pack_into(buffer, slot_at, self.index_count)
-        if self.index_count <= 1:
-            self.begin_phy_offset = phy_offset
-            self.begin_timestamp = store_timestamp
-        if slot_value == INVALID_INDEX:
-            self.hash_slot_count += 1
-        self.index_count += 1
-        self.end_phy_offset = phy_offset
-        self.end_timestamp = store_timestamp
+
+    def put_keys(
+        self,
+        key_hashes: npt.NDArray[np.int64],
+        phy_offsets: npt.NDArray[np.int64],
+        store_timestamps: npt.NDArray[np.int64],
+    ) -> int:
+        """Index many keys at once, exactly as putting them one by one would; returns how many
+        fit (the rest belong in the next file).
+
+        Entries of one slot chain newest to oldest: within the batch each entry points to the
+        previous entry of its slot, the first to what the slot held before.
+        """
+        count = min(len(key_hashes), self.index_num - self.index_count)
+        if count <= 0:
+            return 0
+        hashes = key_hashes[:count]
+        offsets = phy_offsets[:count]
+        stamps = store_timestamps[:count]
+        first_id = self.index_count
+        ids = np.arange(first_id, first_id + count, dtype=np.int64)
+        slots = hashes % self.hash_slot_num
+        order = np.argsort(slots, kind="stable")
+        sorted_slots = slots[order]
+        sorted_ids = ids[order]
+        group_start = np.ones(count, bool)
+        group_start[1:] = sorted_slots[1:] != sorted_slots[:-1]
+        group_end = np.ones(count, bool)
+        group_end[:-1] = group_start[1:]
+        slot_table = np.frombuffer(
+            self.mapped_file.buffer, ">i4", self.hash_slot_num, INDEX_HEADER_SIZE
+        )
+        existing = slot_table[sorted_slots[group_start]].astype(np.int64)
+        invalid = (existing <= INVALID_INDEX) | (existing > first_id)
+        existing[invalid] = INVALID_INDEX
+        prev_sorted = np.empty(count, np.int64)
+        prev_sorted[1:] = sorted_ids[:-1]
+        prev_sorted[group_start] = existing
+        previous = np.empty(count, np.int64)
+        previous[order] = prev_sorted
+        begin = self.begin_timestamp if self.begin_timestamp > 0 else int(stamps[0])
+        diffs = np.clip((stamps - begin) // 1000, 0, _MAX_INT)
+        if self.begin_timestamp <= 0:
+            diffs[0] = 0
+        entries = np.empty(count, _ENTRY_DTYPE)
+        entries["hash"] = hashes
+        entries["offset"] = offsets
+        entries["diff"] = diffs
+        entries["prev"] = previous
+        at = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE + first_id * INDEX_SIZE
+        self.mapped_file.buffer[at : at + count * INDEX_SIZE] = entries.tobytes()
+        slot_table[sorted_slots[group_end]] = sorted_ids[group_end]
+        if first_id <= 1:
+            self.begin_phy_offset = int(offsets[0])
+            self.begin_timestamp = int(stamps[0])
+        self.hash_slot_count += int(invalid.sum())
+        self.index_count += count
+        self.end_phy_offset = int(offsets[-1])
+        self.end_timestamp = int(stamps[-1])
         self._write_header()
-        return True
+        return count
 
     def is_time_matched(self, begin: int, end: int) -> bool:
         return self.begin_timestamp <= end and begin <= self.end_timestamp

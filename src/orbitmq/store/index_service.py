@@ -6,11 +6,15 @@ import datetime as dt
 import logging
 import os
 import threading
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 from orbitmq.common import sys_flag as sf
 from orbitmq.store.dispatch_request import DispatchRequest
 from orbitmq.store.file_system import FileSystem
-from orbitmq.store.index_file import IndexFile, index_file_size
+from orbitmq.store.index_file import IndexFile, index_file_size, index_key_hashes
 from orbitmq.store.message_store_config import MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -83,32 +87,44 @@ class IndexService:
             self.index_files = kept
         return rebuild_from
 
-    def build_index(self, request: DispatchRequest) -> None:
-        """Index the request's UNIQ_KEY and every KEYS entry as ``topic#key``."""
-        if sf.transaction_value(request.sys_flag) == sf.TRANSACTION_ROLLBACK_TYPE:
-            return
-        if not request.uniq_key and not request.keys:
-            return
+    def build_index(self, requests: Sequence[DispatchRequest]) -> None:
+        """Index each request's UNIQ_KEY and every KEYS entry as ``topic#key``, in order."""
         last = self.index_files[-1] if self.index_files else None
-        if (
-            last is not None
-            and request.commit_log_offset <= last.end_phy_offset
-            and last.index_count > 1
-        ):
-            return  # already indexed (recovery dispatches again)
-        prefix = request.topic + "#"
-        offset, timestamp = request.commit_log_offset, request.store_timestamp
-        if request.uniq_key:
-            self._put_key(prefix, request.uniq_key, offset, timestamp)
-        for key in request.keys.split(" ") if request.keys else ():
-            if key:
-                self._put_key(prefix, key, offset, timestamp)
+        indexed_until = last.end_phy_offset if last is not None and last.index_count > 1 else -1
+        keys: list[str] = []
+        offsets: list[int] = []
+        stamps: list[int] = []
+        for request in requests:
+            if request.commit_log_offset <= indexed_until:
+                continue  # already indexed (recovery dispatches again)
+            if sf.transaction_value(request.sys_flag) == sf.TRANSACTION_ROLLBACK_TYPE:
+                continue
+            prefix = request.topic + "#"
+            if request.uniq_key:
+                keys.append(prefix + request.uniq_key)
+                offsets.append(request.commit_log_offset)
+                stamps.append(request.store_timestamp)
+            if request.keys:
+                for key in request.keys.split(" "):
+                    if key:
+                        keys.append(prefix + key)
+                        offsets.append(request.commit_log_offset)
+                        stamps.append(request.store_timestamp)
+        if keys:
+            self._put_keys(
+                index_key_hashes(keys), np.array(offsets, np.int64), np.array(stamps, np.int64)
+            )
 
-    def _put_key(self, prefix: str, key: str, offset: int, timestamp: int) -> None:
-        index_file = self._writable_file(timestamp)
-        if not index_file.put_key(prefix, key, offset, timestamp):
-            index_file = self._new_file(timestamp)
-            index_file.put_key(prefix, key, offset, timestamp)
+    def _put_keys(
+        self,
+        hashes: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64],
+        stamps: npt.NDArray[np.int64],
+    ) -> None:
+        done = 0
+        while done < len(hashes):
+            index_file = self._writable_file(int(stamps[done]))
+            done += index_file.put_keys(hashes[done:], offsets[done:], stamps[done:])
 
     def _writable_file(self, timestamp: int) -> IndexFile:
         files = self.index_files

@@ -109,10 +109,13 @@ class MappedFile:
                     self.flushed_position = target
         return self.flushed_position
 
-    def truncate(self, position: int) -> int:
-        """Zero everything from ``position`` to the end; positions move back to it.
+    def truncate(self, position: int, zero_run_limit: int | None = None) -> int:
+        """Zero everything from ``position`` on; positions move back to it.
 
-        Returns how many bytes from ``position`` on were not zero (what the truncation removed).
+        Returns how many bytes from ``position`` on were not zero (what the truncation
+        removed). Files are written front to back without gaps, so with ``zero_run_limit``
+        the search for data stops after that many zero bytes in a row instead of reading a
+        large preallocated file to its end.
         """
         last_data = position
         chunk = 1 << 20
@@ -121,6 +124,8 @@ class MappedFile:
             kept = len(self.buffer[start:end].rstrip(b"\0"))
             if kept:
                 last_data = start + kept
+            elif zero_run_limit is not None and end - last_data > zero_run_limit:
+                break
         if last_data > position:
             self.buffer[position:last_data] = bytes(last_data - position)
         self.wrote_position = min(self.wrote_position, position)

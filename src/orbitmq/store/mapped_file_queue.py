@@ -20,8 +20,16 @@ class MappedFileQueue:
     snapshot while the writer adds or retention removes files.
     """
 
-    def __init__(self, store_path: str, mapped_file_size: int, fs: FileSystem):
+    def __init__(
+        self,
+        store_path: str,
+        mapped_file_size: int,
+        fs: FileSystem,
+        zero_run_limit: int | None = None,
+    ):
         self.store_path = store_path
+        #: Longest run of zero bytes a record can hold; bounds the search for a torn tail.
+        self.zero_run_limit = zero_run_limit
         self.mapped_file_size = mapped_file_size
         self._fs = fs
         self.mapped_files: list[MappedFile] = []
@@ -125,11 +133,10 @@ class MappedFileQueue:
             if end <= offset:
                 kept.append(mapped)
             elif mapped.file_from_offset <= offset:
-                removed += mapped.truncate(offset - mapped.file_from_offset)
-                mapped.wrote_position = mapped.flushed_position = offset - mapped.file_from_offset
+                removed += mapped.truncate(offset - mapped.file_from_offset, self.zero_run_limit)
                 kept.append(mapped)
             else:
-                removed += mapped.truncate(0)
+                removed += mapped.truncate(0, self.zero_run_limit)
                 mapped.destroy()
         self.mapped_files = kept
         self.flushed_where = min(self.flushed_where, offset)

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
@@ -84,6 +84,7 @@ class MessageStore:
             dispatchers,
             self.delay_levels_ms,
             config.reput_idle_interval,
+            config.max_message_size,
             message_arriving_listener,
         )
         self.group_commit_service: GroupCommitService | None = None
@@ -478,21 +479,25 @@ class _BuildConsumeQueue:
     def __init__(self, store: MessageStore):
         self._store = store
 
-    def dispatch(self, request: DispatchRequest) -> None:
-        if sf.transaction_value(request.sys_flag) not in _VISIBLE_TRANSACTION_TYPES:
-            return  # prepared and rolled-back halves stay invisible
-        queue = self._store.get_or_create_consume_queue(request.topic, request.queue_id)
-        queue.put_message_position_info(
-            request.commit_log_offset,
-            request.msg_size,
-            request.tags_code,
-            request.consume_queue_offset,
-        )
+    def dispatch(self, requests: Sequence[DispatchRequest]) -> None:
+        get_queue = self._store.get_or_create_consume_queue
+        queue: ConsumeQueue | None = None
+        for request in requests:
+            if request.sys_flag & sf.TRANSACTION_ROLLBACK_TYPE not in _VISIBLE_TRANSACTION_TYPES:
+                continue  # prepared and rolled-back halves stay invisible
+            if queue is None or queue.queue_id != request.queue_id or queue.topic != request.topic:
+                queue = get_queue(request.topic, request.queue_id)
+            queue.put_message_position_info(
+                request.commit_log_offset,
+                request.msg_size,
+                request.tags_code,
+                request.consume_queue_offset,
+            )
 
 
 class _BuildIndex:
     def __init__(self, index_service: IndexService):
         self._index_service = index_service
 
-    def dispatch(self, request: DispatchRequest) -> None:
-        self._index_service.build_index(request)
+    def dispatch(self, requests: Sequence[DispatchRequest]) -> None:
+        self._index_service.build_index(requests)

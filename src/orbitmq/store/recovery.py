@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
-from orbitmq.store.dispatch_request import check_message_and_return_size
+from orbitmq.store.dispatch_request import parse_records
 from orbitmq.store.index_service import IndexService
 from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.store_checkpoint import StoreCheckpoint
@@ -42,19 +42,24 @@ class RecoveryReport:
     reput_from_offset: int = 0
 
 
-def _first_record_timestamp(mapped: MappedFile) -> int:
-    request = check_message_and_return_size(mapped.select(0, 4096 * 64), 0, False)
-    return request.store_timestamp if request.msg_size > 0 else -1
+def _first_record_timestamp(mapped: MappedFile, max_record_size: int) -> int:
+    head = mapped.select(0, max_record_size + 4096)
+    parsed = parse_records(head, mapped.file_from_offset, check_crc=False, max_bytes=1)
+    return parsed.requests[0].store_timestamp if parsed.requests else -1
 
 
 def _start_file_index(
-    files: list[MappedFile], abnormal: bool, checkpoint: StoreCheckpoint, index_safe: bool
+    files: list[MappedFile],
+    abnormal: bool,
+    checkpoint: StoreCheckpoint,
+    index_safe: bool,
+    max_record_size: int,
 ) -> int:
     if not abnormal:
         return max(0, len(files) - 3)
     limit = checkpoint.min_timestamp_index if index_safe else checkpoint.min_timestamp
     for index in range(len(files) - 1, -1, -1):
-        timestamp = _first_record_timestamp(files[index])
+        timestamp = _first_record_timestamp(files[index], max_record_size)
         if 0 < timestamp <= limit:
             return index
     return 0
@@ -72,35 +77,32 @@ def scan_commit_log(
     files = queue.mapped_files
     if not files:
         return RecoveryReport(abnormal, 0, 0, 0, 0, "")
-    start = _start_file_index(files, abnormal, checkpoint, index_safe)
+    max_record_size = commit_log.config.max_message_size
+    start = _start_file_index(files, abnormal, checkpoint, index_safe, max_record_size)
     scan_from = files[start].file_from_offset
     checked = 0
     problem = ""
     valid = scan_from
     for mapped in files[start:]:
-        data = mapped.select(0, mapped.file_size)
+        view = mapped.select(0, mapped.file_size)
         position = 0
         end_of_file = False
         while position < mapped.file_size:
-            request = check_message_and_return_size(data, position, check_crc or abnormal)
-            if (
-                request.msg_size > 0
-                and request.commit_log_offset != mapped.file_from_offset + position
-            ):
-                problem = (
-                    f"record at {mapped.file_from_offset + position} says its offset is "
-                    f"{request.commit_log_offset}"
-                )
+            parsed = parse_records(
+                view[position:],
+                mapped.file_from_offset + position,
+                check_crc=check_crc or abnormal,
+                max_record_size=max_record_size,
+            )
+            checked += len(parsed.requests)
+            position += parsed.consumed
+            end_of_file = parsed.end_of_file
+            if parsed.end_of_file:
                 break
-            if request.msg_size > 0:
-                checked += 1
-                position += request.msg_size
-                continue
-            if request.success:
-                end_of_file = True
-            elif bytes(data[position : position + 8]).strip(b"\0"):
-                problem = request.problem
-            break
+            if parsed.problem:
+                if bytes(view[position : position + 8]).strip(b"\0"):
+                    problem = parsed.problem
+                break
         valid = mapped.file_from_offset + position
         if not end_of_file or problem:
             break

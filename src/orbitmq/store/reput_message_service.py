@@ -6,14 +6,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from orbitmq.common.service import Service
 from orbitmq.store.commit_log import CommitLog
-from orbitmq.store.dispatch_request import DispatchRequest, check_message_and_return_size
+from orbitmq.store.dispatch_request import DispatchRequest, parse_records
 
 log = logging.getLogger(__name__)
+
+#: Bytes parsed per dispatch round: large enough to amortize the batch work, small enough
+#: that consumers see messages promptly.
+_ROUND_BYTES = 1 << 20
 
 #: Called once per reput round for each queue that got messages: (topic, queue id, the
 #: queue's new max offset). Runs on the dispatcher thread: keep it short.
@@ -21,9 +25,12 @@ MessageArrivingListener = Callable[[str, int, int], None]
 
 
 class CommitLogDispatcher(Protocol):
-    """Something built from the commit log: consume queues, the index."""
+    """Something built from the commit log: consume queues, the index.
 
-    def dispatch(self, request: DispatchRequest) -> None: ...
+    Gets the records of one reput round in log order; must be idempotent, since a round
+    that failed part-way is dispatched again."""
+
+    def dispatch(self, requests: Sequence[DispatchRequest]) -> None: ...
 
 
 class ReputMessageService(Service):
@@ -39,6 +46,7 @@ class ReputMessageService(Service):
         dispatchers: list[CommitLogDispatcher],
         delay_levels_ms: tuple[int, ...],
         idle_interval_ms: int,
+        max_record_size: int,
         listener: MessageArrivingListener | None = None,
     ):
         super().__init__()
@@ -46,6 +54,7 @@ class ReputMessageService(Service):
         self._dispatchers = dispatchers
         self._delay_levels_ms = delay_levels_ms
         self._idle_interval_s = idle_interval_ms / 1000
+        self._max_record_size = max_record_size
         self.listener = listener
         self.reput_from_offset = 0
         #: Store time of the last dispatched message, for the checkpoint.
@@ -79,7 +88,6 @@ class ReputMessageService(Service):
 
     def _reput(self) -> int:
         dispatched = 0
-        arrived: dict[tuple[str, int], int] = {}
         commit_log = self._commit_log
         while self.reput_from_offset < commit_log.max_offset:
             offset = self.reput_from_offset
@@ -88,44 +96,37 @@ class ReputMessageService(Service):
             data = commit_log.get_data(offset)
             if data is None:
                 break
-            position = 0
-            while position < len(data):
-                request = check_message_and_return_size(
-                    data, position, False, self._delay_levels_ms
-                )
-                if request.msg_size > 0 and request.commit_log_offset != offset + position:
-                    request = DispatchRequest(-1, False, problem="physical offset mismatch")
-                if request.msg_size > 0:
-                    if not self._dispatch(request):
-                        self.reput_from_offset = offset + position
-                        self._announce(arrived)
-                        return dispatched
-                    dispatched += 1
-                    arrived[(request.topic, request.queue_id)] = request.consume_queue_offset + 1
-                    self.last_dispatched_timestamp = request.store_timestamp
-                    position += request.msg_size
-                elif request.success:
-                    position = len(data)
-                    offset = commit_log.roll_next_file(offset)
-                    self.reput_from_offset = offset
+            parsed = parse_records(
+                data,
+                offset,
+                check_crc=False,
+                delay_levels_ms=self._delay_levels_ms,
+                max_bytes=_ROUND_BYTES,
+                max_record_size=self._max_record_size,
+            )
+            requests = parsed.requests
+            if requests:
+                if not self._dispatch(requests):
                     break
-                else:
-                    self._report_stuck(offset + position, request.problem)
-                    self.reput_from_offset = offset + position
-                    self._announce(arrived)
-                    return dispatched
+                dispatched += len(requests)
+                self.last_dispatched_timestamp = requests[-1].store_timestamp
+                self._announce(requests)
+            if parsed.end_of_file:
+                self.reput_from_offset = commit_log.roll_next_file(offset)
             else:
-                self.reput_from_offset = offset + position
-        self._announce(arrived)
+                self.reput_from_offset = offset + parsed.consumed
+            if parsed.problem:
+                self._report_stuck(offset + parsed.consumed, parsed.problem)
+                break
         return dispatched
 
-    def _dispatch(self, request: DispatchRequest) -> bool:
+    def _dispatch(self, requests: list[DispatchRequest]) -> bool:
         try:
             for dispatcher in self._dispatchers:
-                dispatcher.dispatch(request)
+                dispatcher.dispatch(requests)
         except OSError as exc:
-            # A full disk: the record stays undispatched and is retried on the next round.
-            self._report_stuck(request.commit_log_offset, f"dispatch failed: {exc}")
+            # A full disk: the records stay undispatched and are retried on the next round.
+            self._report_stuck(requests[0].commit_log_offset, f"dispatch failed: {exc}")
             return False
         return True
 
@@ -134,10 +135,11 @@ class ReputMessageService(Service):
             self._stuck_at = offset
             log.error("reput stopped at commit log offset %d: %s", offset, problem)
 
-    def _announce(self, arrived: dict[tuple[str, int], int]) -> None:
+    def _announce(self, requests: list[DispatchRequest]) -> None:
         listener = self.listener
         if listener is None:
             return
+        arrived = {(r.topic, r.queue_id): r.consume_queue_offset + 1 for r in requests}
         for (topic, queue_id), max_offset in arrived.items():
             try:
                 listener(topic, queue_id, max_offset)
