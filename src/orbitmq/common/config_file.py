@@ -34,7 +34,9 @@ class ConfigFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self._tmp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, content)
+            view = memoryview(content)
+            while view:  # os.write may write less than asked
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

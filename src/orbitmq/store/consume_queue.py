@@ -57,8 +57,9 @@ class ConsumeQueue:
         self.topic = topic
         self.queue_id = queue_id
         self.file_size = file_size
+        # Not preallocated: a broker has thousands of queues, most of them short (R19).
         self.mapped_file_queue = MappedFileQueue(
-            os.path.join(root_dir, topic, str(queue_id)), file_size, fs
+            os.path.join(root_dir, topic, str(queue_id)), file_size, fs, preallocate=False
         )
         #: One past the end, in the commit log, of the last message indexed here.
         self.max_physic_offset = -1
@@ -115,7 +116,7 @@ class ConsumeQueue:
         queue = self.mapped_file_queue
         mapped = queue.last()
         if mapped is not None and expect == mapped.file_from_offset + mapped.wrote_position < (
-            mapped.file_from_offset + mapped.file_size
+            mapped.file_from_offset + mapped.allocated
         ):
             # The common case: the next unit of a file with room.
             UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
@@ -142,6 +143,7 @@ class ConsumeQueue:
             )
             self._fill_blank_until(expect)
             mapped = queue.last_or_create(expect)
+        mapped.reserve(mapped.wrote_position + CQ_STORE_UNIT_SIZE)
         UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
         mapped.wrote_position += CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size
@@ -155,6 +157,7 @@ class ConsumeQueue:
             if current >= expect:
                 return
             stop = min(expect - mapped.file_from_offset, mapped.file_size)
+            mapped.reserve(stop)
             for position in range(mapped.wrote_position, stop, CQ_STORE_UNIT_SIZE):
                 mapped.buffer[position : position + CQ_STORE_UNIT_SIZE] = _BLANK_UNIT
             mapped.wrote_position = stop

@@ -14,8 +14,9 @@ from typing import Protocol
 class FileSystem(Protocol):
     """The few file-system operations whose failures the store must survive."""
 
-    def allocate(self, fd: int, size_bytes: int) -> None:
-        """Reserve ``size_bytes`` for the file, so later writes through a mapping cannot fail."""
+    def allocate(self, fd: int, offset: int, length: int) -> None:
+        """Reserve disk blocks for ``length`` bytes at ``offset``, so that later writes
+        through a mapping there cannot fail."""
         ...
 
     def sync(self, fd: int) -> None:
@@ -30,10 +31,10 @@ class FileSystem(Protocol):
 class OsFileSystem:
     """The real file system. Stateless, safe from any thread."""
 
-    def allocate(self, fd: int, size_bytes: int) -> None:
+    def allocate(self, fd: int, offset: int, length: int) -> None:
         # Blocks really reserved: a write through the mapping into a sparse hole on a full
         # disk would kill the process with SIGBUS instead of failing cleanly here.
-        os.posix_fallocate(fd, 0, size_bytes)
+        os.posix_fallocate(fd, offset, length)
 
     def sync(self, fd: int) -> None:
         os.fdatasync(fd)

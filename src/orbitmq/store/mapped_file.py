@@ -14,6 +14,8 @@ from orbitmq.store.file_system import FileSystem
 log = logging.getLogger(__name__)
 
 OS_PAGE_SIZE = 4096
+#: How far ahead of the writer a file that is not preallocated reserves disk blocks.
+ALLOCATION_CHUNK = 128 * 1024
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -30,7 +32,15 @@ class MappedFile:
     moves past them, so a reader never sees a half-written record below it.
     """
 
-    def __init__(self, path: str, file_size: int, fs: FileSystem, *, create: bool):
+    def __init__(
+        self,
+        path: str,
+        file_size: int,
+        fs: FileSystem,
+        *,
+        create: bool,
+        preallocate: bool = True,
+    ):
         self.file_name = path
         self.file_size = file_size
         self.file_from_offset = int(os.path.basename(path))
@@ -39,8 +49,10 @@ class MappedFile:
         flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
         fd = os.open(path, flags, 0o644)
         try:
-            if create:
-                fs.allocate(fd, file_size)
+            if create and preallocate:
+                fs.allocate(fd, 0, file_size)
+            elif create:
+                os.ftruncate(fd, file_size)
             else:
                 actual = os.fstat(fd).st_size
                 if actual != file_size:
@@ -58,6 +70,8 @@ class MappedFile:
         self._view = memoryview(self.buffer)
         self.wrote_position = 0
         self.flushed_position = 0
+        #: Bytes from the start with disk blocks reserved; writes stay below it.
+        self.allocated = file_size if preallocate else 0
         #: Store timestamp of the last message written here, for the checkpoint.
         self.store_timestamp = 0
         self.available = True
@@ -72,18 +86,32 @@ class MappedFile:
     def is_full(self) -> bool:
         return self.wrote_position >= self.file_size
 
+    def reserve(self, end: int) -> None:
+        """Reserve blocks up to ``end`` (and a chunk beyond) before writing there.
+
+        Files that are not preallocated (consume queues: thousands of them, mostly short)
+        grow their reservation in chunks; raises OSError when the disk is full.
+        """
+        if end <= self.allocated:
+            return
+        new_end = min(max(end, self.allocated + ALLOCATION_CHUNK), self.file_size)
+        self._fs.allocate(self._fd, self.allocated, new_end - self.allocated)
+        self.allocated = new_end
+
     def append(self, data: bytes | memoryview) -> bool:
         """Copy ``data`` at the wrote position; False when it does not fit."""
         start = self.wrote_position
         end = start + len(data)
         if end > self.file_size:
             return False
+        self.reserve(end)
         self.buffer[start:end] = data
         self.wrote_position = end
         return True
 
     def write_at(self, position: int, data: bytes | memoryview) -> None:
         """Copy ``data`` at ``position`` without moving the wrote position."""
+        self.reserve(position + len(data))
         self.buffer[position : position + len(data)] = data
 
     def select(self, position: int, size: int | None = None) -> memoryview:

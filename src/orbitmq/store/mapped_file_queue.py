@@ -26,10 +26,12 @@ class MappedFileQueue:
         mapped_file_size: int,
         fs: FileSystem,
         zero_run_limit: int | None = None,
+        preallocate: bool = True,
     ):
         self.store_path = store_path
         #: Longest run of zero bytes a record can hold; bounds the search for a torn tail.
         self.zero_run_limit = zero_run_limit
+        self.preallocate = preallocate
         self.mapped_file_size = mapped_file_size
         self._fs = fs
         self.mapped_files: list[MappedFile] = []
@@ -43,7 +45,11 @@ class MappedFileQueue:
         files = []
         for name in names:
             mapped = MappedFile(
-                os.path.join(self.store_path, name), self.mapped_file_size, self._fs, create=False
+                os.path.join(self.store_path, name),
+                self.mapped_file_size,
+                self._fs,
+                create=False,
+                preallocate=self.preallocate,
             )
             mapped.wrote_position = mapped.flushed_position = self.mapped_file_size
             files.append(mapped)
@@ -71,7 +77,9 @@ class MappedFileQueue:
             create_offset = last.file_from_offset + self.mapped_file_size
         os.makedirs(self.store_path, exist_ok=True)
         path = os.path.join(self.store_path, offset_to_file_name(create_offset))
-        mapped = MappedFile(path, self.mapped_file_size, self._fs, create=True)
+        mapped = MappedFile(
+            path, self.mapped_file_size, self._fs, create=True, preallocate=self.preallocate
+        )
         if last is None:
             self.flushed_where = create_offset
         self.mapped_files = [*self.mapped_files, mapped]

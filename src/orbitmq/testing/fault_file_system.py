@@ -32,10 +32,10 @@ class FaultInjectingFileSystem:
         self._sync_gate = threading.Event()
         self._sync_gate.set()
 
-    def allocate(self, fd: int, size_bytes: int) -> None:
+    def allocate(self, fd: int, offset: int, length: int) -> None:
         if self.disk_full:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        self._inner.allocate(fd, size_bytes)
+        self._inner.allocate(fd, offset, length)
         with self._lock:
             self.allocations += 1
 
