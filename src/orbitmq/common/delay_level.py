@@ -17,7 +17,7 @@ def parse_delay_levels(spec: str = DEFAULT_MESSAGE_DELAY_LEVEL) -> tuple[int, ..
     for word in spec.split():
         unit = _UNIT_MS.get(word[-1:])
         amount = word[:-1]
-        if unit is None or not amount.isdigit():
+        if unit is None or not (amount.isascii() and amount.isdigit()):
             raise ConfigError(
                 f"messageDelayLevel: {word!r} in {spec!r} is not a number followed by s, m, h or d"
             )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import os
 import random
+import re
 import socket
 import struct
 import threading
+import time
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.errors import MessageFormatError
@@ -16,6 +17,7 @@ from orbitmq.common.message import SocketAddress
 from orbitmq.common.socket_address import pack_socket_address, unpack_socket_address
 
 _OFFSET = struct.Struct(">q")
+_HEX_ID = re.compile(r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{56}")
 
 
 def create_message_id(store_host: bytes | SocketAddress, commit_log_offset: int) -> str:
@@ -29,14 +31,9 @@ def create_message_id(store_host: bytes | SocketAddress, commit_log_offset: int)
 
 def decode_message_id(msg_id: str) -> tuple[SocketAddress, int]:
     """The store host and commit log offset inside an offset message id."""
-    if len(msg_id) not in (32, 56):
-        raise MessageFormatError(
-            f"message id {msg_id!r} has {len(msg_id)} hex digits, not 32 or 56"
-        )
-    try:
-        raw = bytes.fromhex(msg_id)
-    except ValueError as exc:
-        raise MessageFormatError(f"message id {msg_id!r} is not hexadecimal") from exc
+    if _HEX_ID.fullmatch(msg_id) is None:
+        raise MessageFormatError(f"message id {msg_id!r} is not 32 or 56 hexadecimal digits")
+    raw = bytes.fromhex(msg_id)
     return unpack_socket_address(raw[:-8]), _OFFSET.unpack_from(raw, len(raw) - 8)[0]
 
 
@@ -48,10 +45,17 @@ def _local_ip() -> bytes:
 
 
 def _month_start_ms(now_ms: int) -> tuple[int, int]:
-    now = dt.datetime.fromtimestamp(now_ms / 1000).astimezone()
-    start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    following = (start + dt.timedelta(days=32)).replace(day=1)
-    return int(start.timestamp() * 1000), int(following.timestamp() * 1000)
+    """Local midnight of the 1st of this month and of the next, in epoch ms.
+
+    mktime with isdst=-1 applies each date's own UTC offset (a DST change within the month
+    must not shift the start), as Java's Calendar does.
+    """
+    now = time.localtime(now_ms / 1000)
+    year, month = now.tm_year, now.tm_mon
+    next_year, next_month = (year + 1, 1) if month == 12 else (year, month + 1)
+    start = time.mktime((year, month, 1, 0, 0, 0, 0, 0, -1))
+    following = time.mktime((next_year, next_month, 1, 0, 0, 0, 0, 0, -1))
+    return int(start * 1000), int(following * 1000)
 
 
 class UniqueIdGenerator:

@@ -42,6 +42,11 @@ def _units(mapped: MappedFile, limit: int) -> npt.NDArray[np.void]:
     return np.frombuffer(mapped.select(0, count * CQ_STORE_UNIT_SIZE), _UNIT_DTYPE, count)
 
 
+def _valid_mask(units: npt.NDArray[np.void]) -> npt.NDArray[np.bool_]:
+    """Units written at all: messages and filler units."""
+    return (units["offset"] >= 0) & (units["size"] > 0)
+
+
 def _message_mask(units: npt.NDArray[np.void]) -> npt.NDArray[np.bool_]:
     sizes = units["size"]
     return (units["offset"] >= 0) & (sizes > 0) & (sizes < BLANK_UNIT_SIZE)
@@ -65,29 +70,63 @@ class ConsumeQueue:
         self.max_physic_offset = -1
         #: Byte position of the first unit still readable (its commit log still exists).
         self.min_logic_offset = 0
+        #: Set by ``recover`` when units are missing inside the queue: the commit log offset
+        #: to dispatch from again (-1: from the start of the log).
+        self.hole_resume_offset: int | None = None
 
     def load(self) -> None:
         self.mapped_file_queue.load()
 
     def recover(self) -> None:
-        """Find the last valid unit, scanning the last three files; drop everything after it."""
-        files = self.mapped_file_queue.mapped_files
+        """Find the last valid unit of the last three files and drop everything after it.
+
+        Units before it that are zero (a page lost in a power failure) are holes: they stay,
+        readers skip them, and ``hole_resume_offset`` tells recovery from where to dispatch
+        the commit log again to fill them.
+        """
+        files = self.mapped_file_queue.mapped_files[-3:]
         if not files:
             return
-        end = files[max(0, len(files) - 3)].file_from_offset
-        for mapped in files[max(0, len(files) - 3) :]:
-            units = _units(mapped, mapped.file_size)
-            invalid = np.flatnonzero((units["offset"] < 0) | (units["size"] <= 0))
-            count = int(invalid[0]) if len(invalid) else len(units)
-            messages = np.flatnonzero(_message_mask(units[:count]))
+        valid_parts = [_valid_mask(_units(m, m.file_size)) for m in files]
+        last_file = max((i for i, v in enumerate(valid_parts) if v.any()), default=-1)
+        if last_file < 0:
+            end = files[0].file_from_offset
+        else:
+            last_unit = int(np.flatnonzero(valid_parts[last_file])[-1])
+            end = files[last_file].file_from_offset + (last_unit + 1) * CQ_STORE_UNIT_SIZE
+            self._find_holes(files, valid_parts, end)
+        self.mapped_file_queue.truncate_dirty_files(end)
+        self.mapped_file_queue.flushed_where = end
+        self.max_physic_offset = -1
+        for mapped in reversed(self.mapped_file_queue.mapped_files[-3:]):
+            units = _units(mapped, mapped.wrote_position)
+            messages = np.flatnonzero(_message_mask(units))
             if len(messages):
                 last = units[int(messages[-1])]
                 self.max_physic_offset = int(last["offset"]) + int(last["size"])
-            end = mapped.file_from_offset + count * CQ_STORE_UNIT_SIZE
-            if count < len(units):
                 break
-        self.mapped_file_queue.truncate_dirty_files(end)
-        self.mapped_file_queue.flushed_where = end
+
+    def _find_holes(
+        self, files: list[MappedFile], valid_parts: list[npt.NDArray[np.bool_]], end: int
+    ) -> None:
+        previous_offset = -1
+        for mapped, valid in zip(files, valid_parts, strict=True):
+            limit = min(len(valid), (end - mapped.file_from_offset) // CQ_STORE_UNIT_SIZE)
+            holes = np.flatnonzero(~valid[:limit])
+            if len(holes):
+                first = int(holes[0])
+                if first > 0:
+                    previous_offset = int(_units(mapped, first * CQ_STORE_UNIT_SIZE)["offset"][-1])
+                self.hole_resume_offset = previous_offset
+                log.warning(
+                    "consume queue %s-%d has a hole at unit %d; it is dispatched again",
+                    self.topic,
+                    self.queue_id,
+                    (mapped.file_from_offset // CQ_STORE_UNIT_SIZE) + first,
+                )
+                return
+            if limit:
+                previous_offset = int(_units(mapped, limit * CQ_STORE_UNIT_SIZE)["offset"][-1])
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
         """Drop units of messages at or past commit log ``phy_offset`` (a truncated tail)."""
@@ -132,7 +171,8 @@ class ConsumeQueue:
             mapped = queue.last_or_create(expect)
             current = mapped.file_from_offset + mapped.wrote_position
         if expect < current:
-            return True  # dispatched again during recovery
+            self._fill_hole(expect, offset, size, tags_code)  # dispatched again in recovery
+            return True
         if expect > current:
             log.warning(
                 "consume queue %s-%d: unit %d arrives while %d is expected; filling the gap",
@@ -148,6 +188,15 @@ class ConsumeQueue:
         mapped.wrote_position += CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size
         return True
+
+    def _fill_hole(self, position: int, offset: int, size: int, tags_code: int) -> None:
+        mapped = self.mapped_file_queue.find_by_offset(position)
+        if mapped is None:
+            return
+        in_file = position - mapped.file_from_offset
+        old_offset, old_size, _tags = UNIT.unpack_from(mapped.buffer, in_file)
+        if old_offset <= 0 and old_size <= 0:
+            UNIT.pack_into(mapped.buffer, in_file, offset, size, tags_code)
 
     def _fill_blank_until(self, expect: int) -> None:
         queue = self.mapped_file_queue

@@ -172,11 +172,15 @@ class FlushConsumeQueueService(Service):
         self._last_thorough = time.monotonic()
 
     def do_flush(self, least_pages: int) -> None:
+        """Flush consume queues and index; on a thorough flush (``least_pages`` 0, when
+        every dirty page is synced) also move and sync the checkpoint, as RocketMQ does:
+        the checkpoint must never claim what a power loss could still take."""
         try:
             logics_timestamp = self._flush_logic(least_pages)
-            if logics_timestamp > 0:
-                self._checkpoint.logics_msg_timestamp = logics_timestamp
-            self._checkpoint.flush()
+            if least_pages == 0:
+                if logics_timestamp > 0:
+                    self._checkpoint.logics_msg_timestamp = logics_timestamp
+                self._checkpoint.flush()
         except OSError:
             log.exception("consume queue flush failed")
 

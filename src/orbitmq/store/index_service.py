@@ -64,7 +64,7 @@ class IndexService:
 
     @property
     def end_phy_offset(self) -> int:
-        """One past the last indexed message's start, or -1 when nothing is indexed."""
+        """Commit log offset of the last indexed message, or -1 when nothing is indexed."""
         files = self.index_files
         return files[-1].end_phy_offset if files and files[-1].index_count > 1 else -1
 

@@ -101,8 +101,11 @@ def _collect(
     result.status = GetMessageStatus.NO_MATCHED_MESSAGE
     max_phy = commit_log.max_offset
     memory = TOTAL_PHYSICAL_MEMORY * config.access_message_in_memory_max_ratio // 100
-    max_filter_units = max(16000, max_msg_nums * 20)
-    limit = min(len(units), max_filter_units * CQ_STORE_UNIT_SIZE)
+    # RocketMQ's bound on units examined per read, in bytes of consume queue (16,000 bytes =
+    # 800 units): a filter that matches little cannot make one pull scan a whole file.
+    limit = min(
+        len(units), max(16000, max_msg_nums * 20) // CQ_STORE_UNIT_SIZE * CQ_STORE_UNIT_SIZE
+    )
     skip_until = _NO_FILE
     last_phy = 0
     read = 0

@@ -131,6 +131,7 @@ class MessageStore:
             self.commit_log,
             list(self.all_consume_queues()),
             self.index_service if self.config.message_index_enable else None,
+            index_was_built=self.checkpoint.index_msg_timestamp > 0,
         )
         self.reput_message_service.reput_from_offset = report.reput_from_offset
         # Rebuild what is missing before any new put takes a queue offset (RocketMQ waits
@@ -316,7 +317,9 @@ class MessageStore:
         for queue in self.all_consume_queues():
             queue.flush(least_pages)
         if self.config.message_index_enable:
-            self.checkpoint.index_msg_timestamp = self.index_service.flush()
+            index_timestamp = self.index_service.flush()
+            if index_timestamp > 0:
+                self.checkpoint.index_msg_timestamp = index_timestamp
         return timestamp
 
     def _clean_logic(self) -> int:

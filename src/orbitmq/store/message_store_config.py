@@ -70,8 +70,6 @@ class MessageStoreConfig:
     clean_file_forcibly_enable: bool = True
     clean_resource_interval: int = 10_000
     delete_commit_log_files_interval: int = 100
-    delete_consume_queue_files_interval: int = 100
-    destroy_mapped_file_interval_forcibly: int = 120_000
     delete_file_batch_max: int = 10
     max_transfer_bytes_on_message_in_memory: int = 256 * 1024
     max_transfer_count_on_message_in_memory: int = 32

@@ -123,21 +123,29 @@ def recover_logic(
     commit_log: CommitLog,
     consume_queues: Iterable[ConsumeQueue],
     index_service: IndexService | None,
+    index_was_built: bool = False,
 ) -> None:
     """Cut consume queues and index past the valid end and decide where dispatch resumes
     to rebuild what is missing."""
     valid = report.valid_offset
     cover = -1
+    holes: list[int] = []
     for queue in consume_queues:
         queue.recover()
         queue.truncate_dirty_logic_files(valid)
         queue.correct_min_offset(commit_log.min_offset)
         cover = max(cover, queue.max_physic_offset)
+        if queue.hole_resume_offset is not None:
+            holes.append(max(queue.hole_resume_offset, commit_log.min_offset))
     reput_from = cover if cover >= 0 else commit_log.min_offset
+    reput_from = min([reput_from, *holes])
     if report.abnormal:
         reput_from = min(reput_from, report.scan_from_offset)
     if index_service is not None:
         rebuild_from = index_service.truncate(valid)
         if rebuild_from >= 0:
             reput_from = min(reput_from, rebuild_from)
+        elif not index_service.index_files and index_was_built:
+            # The index directory is gone while messages were indexed before: rebuild it.
+            reput_from = commit_log.min_offset
     report.reput_from_offset = max(min(reput_from, valid), commit_log.min_offset)
