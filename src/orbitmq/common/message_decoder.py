@@ -164,6 +164,13 @@ def pack_record(
             f"topic of {len(topic)} bytes (limit {MAX_TOPIC_LENGTH}) or properties of "
             f"{len(properties)} bytes (limit {MAX_PROPERTIES_LENGTH}) do not fit a record"
         )
+    born_len = 20 if sys_flag & sf.BORNHOST_V6_FLAG else 8
+    store_len = 20 if sys_flag & sf.STOREHOSTADDRESS_V6_FLAG else 8
+    if len(born_host) != born_len or len(store_host) != store_len:
+        raise MessageFormatError(
+            f"packed hosts of {len(born_host)} and {len(store_host)} bytes do not match "
+            f"SYSFLAG {sys_flag:#x} ({born_len} and {store_len} expected)"
+        )
     prefix = record_prefix(sys_flag)
     total = prefix.size + len(body) + 1 + len(topic) + 2 + len(properties)
     return b"".join(

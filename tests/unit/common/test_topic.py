@@ -1,0 +1,83 @@
+"""Topic names: validation as RocketMQ's TopicValidator, retry / DLQ names, system topics."""
+
+from __future__ import annotations
+
+import pytest
+
+from orbitmq.common import topic_problem
+from orbitmq.common.topic import dlq_topic, is_system_topic, retry_topic
+
+
+@pytest.mark.parametrize(
+    "topic",
+    ["TopicTest", "a", "%RETRY%group", "%DLQ%group", "A|B", "a-b_c", "0123", "t" * 127],
+)
+def test_valid_topic_names(topic: str) -> None:
+    assert topic_problem(topic) is None
+
+
+def test_empty_topic() -> None:
+    problem = topic_problem("")
+    assert problem is not None
+    assert "empty" in problem
+
+
+def test_length_limit_is_127() -> None:
+    assert topic_problem("x" * 127) is None
+    problem = topic_problem("x" * 128)
+    assert problem is not None
+    assert "128" in problem
+    assert "127" in problem
+
+
+@pytest.mark.parametrize(
+    ("topic", "bad"),
+    [
+        ("my topic", " "),
+        ("a.b", "."),
+        ("a/b", "/"),
+        ("tópico", "ó"),
+        ("主题", "主"),
+        ("a\nb", "\n"),
+        ("t#1", "#"),
+        ("٣", "٣"),  # a non-ASCII digit
+    ],
+)
+def test_bad_characters_are_named(topic: str, bad: str) -> None:
+    problem = topic_problem(topic)
+    assert problem is not None
+    assert repr(topic) in problem
+    assert bad in problem or repr(bad)[1:-1] in problem
+
+
+def test_retry_and_dlq_topics() -> None:
+    assert retry_topic("GID_order") == "%RETRY%GID_order"
+    assert dlq_topic("GID_order") == "%DLQ%GID_order"
+    assert topic_problem(retry_topic("GID_order")) is None
+    assert topic_problem(dlq_topic("GID_order")) is None
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "TBW102",
+        "SCHEDULE_TOPIC_XXXX",
+        "BenchmarkTest",
+        "RMQ_SYS_TRANS_HALF_TOPIC",
+        "RMQ_SYS_TRACE_TOPIC",
+        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+        "TRANS_CHECK_MAX_TIME_TOPIC",
+        "SELF_TEST_TOPIC",
+        "OFFSET_MOVED_EVENT",
+        "rmq_sys_anything",
+    ],
+)
+def test_system_topics(topic: str) -> None:
+    assert is_system_topic(topic)
+
+
+@pytest.mark.parametrize(
+    "topic", ["TopicTest", "%RETRY%group", "%DLQ%group", "RMQ_SYS_", "tbw102", "xrmq_sys_"]
+)
+def test_user_topics_are_not_system_topics(topic: str) -> None:
+    assert not is_system_topic(topic)
