@@ -141,9 +141,10 @@ class GroupCommitService(Service):
             flushed = self._queue.flushed_where
         for request in requests:
             ok = status is PutMessageStatus.PUT_OK and request.next_offset <= flushed
-            request.future.set_result(
-                PutMessageStatus.PUT_OK if ok else PutMessageStatus.FLUSH_DISK_TIMEOUT
-            )
+            if request.future.set_running_or_notify_cancel():  # False: its waiter gave up
+                request.future.set_result(
+                    PutMessageStatus.PUT_OK if ok else PutMessageStatus.FLUSH_DISK_TIMEOUT
+                )
 
     def _flush(self) -> bool:
         try:

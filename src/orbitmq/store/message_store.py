@@ -276,8 +276,11 @@ class MessageStore:
         result, request = self._prepare(msg)
         if request is not None:
             try:
+                # Shielded: a timed-out or cancelled caller must not cancel the request
+                # the group commit thread is about to answer.
                 result.status = await asyncio.wait_for(
-                    asyncio.wrap_future(request.future), self.config.sync_flush_timeout / 1000
+                    asyncio.shield(asyncio.wrap_future(request.future)),
+                    self.config.sync_flush_timeout / 1000,
                 )
             except TimeoutError:
                 result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT

@@ -1,0 +1,144 @@
+"""Dispatch (reput): the arriving-message listener, lag and the confirm offset."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orbitmq.store import GetMessageStatus, MessageStore
+from tests.conftest import StoreFactory
+from tests.support import make_message, small_config
+
+
+class Arrivals:
+    """Records listener calls and what was readable when each came."""
+
+    def __init__(self) -> None:
+        self.store: MessageStore | None = None
+        self.calls: list[tuple[str, int, int]] = []
+        self.readable_at_call: list[int] = []
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+
+    def __call__(self, topic: str, queue_id: int, max_offset: int) -> None:
+        assert self.store is not None
+        readable = self.store.get_max_offset_in_queue(topic, queue_id)
+        with self.changed:
+            self.calls.append((topic, queue_id, max_offset))
+            self.readable_at_call.append(readable)
+            self.changed.notify_all()
+
+    def wait_for(self, topic: str, queue_id: int, max_offset: int, timeout_s: float = 10) -> bool:
+        with self.changed:
+            return self.changed.wait_for(
+                lambda: any(c[:2] == (topic, queue_id) and c[2] >= max_offset for c in self.calls),
+                timeout_s,
+            )
+
+
+@pytest.fixture
+def listened(tmp_path: Path) -> Iterator[tuple[MessageStore, Arrivals]]:
+    arrivals = Arrivals()
+    store = MessageStore(small_config(tmp_path / "store"), message_arriving_listener=arrivals)
+    arrivals.store = store
+    store.load()
+    store.start()
+    try:
+        yield store, arrivals
+    finally:
+        store.shutdown()
+
+
+def test_listener_hears_every_queue_with_its_new_max_offset(
+    listened: tuple[MessageStore, Arrivals],
+) -> None:
+    store, arrivals = listened
+    for i in range(3):
+        assert store.put_message(make_message(body=f"a{i}".encode(), queue_id=0)).is_ok
+    for i in range(2):
+        assert store.put_message(make_message("OtherTopic", f"b{i}".encode(), queue_id=5)).is_ok
+    assert arrivals.wait_for("TopicTest", 0, 3)
+    assert arrivals.wait_for("OtherTopic", 5, 2)
+    with arrivals.lock:
+        calls = list(arrivals.calls)
+        readable = list(arrivals.readable_at_call)
+    assert {c[:2] for c in calls} == {("TopicTest", 0), ("OtherTopic", 5)}
+    for topic, queue_id, final in (("TopicTest", 0, 3), ("OtherTopic", 5, 2)):
+        offsets = [c[2] for c in calls if c[:2] == (topic, queue_id)]
+        assert offsets == sorted(offsets)
+        assert offsets[-1] == final
+        assert all(1 <= o <= final for o in offsets)
+    # Each announcement came once the messages it announces were readable.
+    for (_topic, _queue, max_offset), visible in zip(calls, readable, strict=True):
+        assert visible >= max_offset
+    got = store.get_message("g", "OtherTopic", 5, 0, 32)
+    assert got.status is GetMessageStatus.FOUND
+    assert got.message_count == 2
+
+
+def test_listener_called_by_a_manual_reput_round(tmp_path: Path) -> None:
+    arrivals = Arrivals()
+    store = MessageStore(small_config(tmp_path / "store"), message_arriving_listener=arrivals)
+    arrivals.store = store
+    store.load()  # services not started: dispatch only when asked
+    try:
+        for i in range(4):
+            assert store.put_message(make_message(body=f"m{i}".encode(), queue_id=i % 2)).is_ok
+        assert arrivals.calls == []
+        assert store.reput_message_service.do_reput() == 4
+        assert sorted(arrivals.calls) == [("TopicTest", 0, 2), ("TopicTest", 1, 2)]
+        assert store.reput_message_service.do_reput() == 0
+        assert len(arrivals.calls) == 2  # nothing new, nothing announced
+    finally:
+        store.shutdown()
+
+
+def test_a_failing_listener_does_not_stop_dispatch(tmp_path: Path) -> None:
+    def broken(topic: str, queue_id: int, max_offset: int) -> None:
+        raise RuntimeError("listener bug")
+
+    store = MessageStore(small_config(tmp_path / "store"), message_arriving_listener=broken)
+    store.load()
+    store.start()
+    try:
+        for i in range(3):
+            assert store.put_message(make_message(body=f"m{i}".encode())).is_ok
+        assert store.wait_for_dispatch()
+        assert store.get_max_offset_in_queue("TopicTest", 0) == 3
+    finally:
+        store.shutdown()
+
+
+def test_dispatch_behind_bytes_and_confirm_offset(store_factory: StoreFactory) -> None:
+    store = store_factory(start=False)
+    assert store.dispatch_behind_bytes == 0
+    assert store.confirm_offset == 0
+    written = 0
+    for i in range(5):
+        result = store.put_message(make_message(body=f"m{i}".encode()))
+        assert result.append_result is not None
+        written += result.append_result.wrote_bytes
+    assert store.max_phy_offset == written
+    assert store.dispatch_behind_bytes == written
+    assert store.confirm_offset == 0
+    # Not dispatched yet: not visible to consumers.
+    assert store.get_message("g", "TopicTest", 0, 0, 32).message_count == 0
+    assert not store.wait_for_dispatch(timeout_s=0.05)
+    assert store.reput_message_service.do_reput() == 5
+    assert store.dispatch_behind_bytes == 0
+    assert store.confirm_offset == written == store.max_phy_offset
+    assert store.wait_for_dispatch(timeout_s=0)
+    assert store.get_message("g", "TopicTest", 0, 0, 32).message_count == 5
+
+
+def test_running_dispatch_catches_up(store_factory: StoreFactory) -> None:
+    store = store_factory()
+    for i in range(200):
+        assert store.put_message(make_message(body=f"m{i}".encode() * 10, queue_id=i % 4)).is_ok
+    assert store.wait_for_dispatch()
+    assert store.dispatch_behind_bytes == 0
+    assert store.confirm_offset == store.max_phy_offset
+    assert [store.get_max_offset_in_queue("TopicTest", q) for q in range(4)] == [50] * 4
