@@ -60,24 +60,28 @@ def _powers_of_31(length: int) -> npt.NDArray[np.uint64]:
     return powers
 
 
-def java_string_hashes(texts: Sequence[str]) -> npt.NDArray[np.int32]:
-    """``hashCode()`` of many strings at once, vectorized per length.
+def java_string_hashes(texts: Sequence[str | bytes]) -> npt.NDArray[np.int32]:
+    """``hashCode()`` of many strings (``str``, or ``bytes`` in UTF-8) at once.
 
     The hash is a polynomial in 31 over the UTF-16 code units; in uint64 arithmetic it wraps
-    modulo 2^64, and its low 32 bits are Java's int result. Non-ASCII strings take the scalar
-    path.
+    modulo 2^64, and its low 32 bits are Java's int result. ASCII strings of one length are
+    hashed together as a matrix product; others take the scalar path.
     """
     result = np.zeros(len(texts), np.uint32)
-    by_length: dict[int, list[int]] = {}
+    by_length: dict[int, list[bytes]] = {}
+    positions: dict[int, list[int]] = {}
     for i, text in enumerate(texts):
         if text.isascii():
-            by_length.setdefault(len(text), []).append(i)
+            raw = text if isinstance(text, bytes) else text.encode()
+            by_length.setdefault(len(raw), []).append(raw)
+            positions.setdefault(len(raw), []).append(i)
         else:
-            result[i] = java_string_hash(text) & _MASK32
-    for length, indices in by_length.items():
+            decoded = text.decode() if isinstance(text, bytes) else text
+            result[i] = java_string_hash(decoded) & _MASK32
+    for length, group in by_length.items():
         if length == 0:
             continue
-        joined = "".join([texts[i] for i in indices]).encode("ascii")
-        units = np.frombuffer(joined, np.uint8).reshape(len(indices), length).astype(np.uint64)
-        result[indices] = (units @ _powers_of_31(length)) & np.uint64(_MASK32)
+        units = np.frombuffer(b"".join(group), np.uint8).reshape(len(group), length)
+        hashes = units.astype(np.uint64) @ _powers_of_31(length)
+        result[positions[length]] = hashes & np.uint64(_MASK32)
     return result.view(np.int32)

@@ -3,7 +3,7 @@ retention, behind MessageStore. No sockets: the broker drives it."""
 
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
-from orbitmq.store.dispatch_request import DispatchRequest, check_message_and_return_size
+from orbitmq.store.dispatch_batch import DispatchBatch, ParsedRecords, parse_records
 from orbitmq.store.errors import StoreError
 from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem, OsFileSystem
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus, QueryMessageResult
@@ -37,7 +37,7 @@ __all__ = [
     "BrokerRole",
     "CommitLog",
     "ConsumeQueue",
-    "DispatchRequest",
+    "DispatchBatch",
     "FileSystem",
     "FlushDiskType",
     "GetMessageResult",
@@ -51,11 +51,12 @@ __all__ = [
     "MessageStore",
     "MessageStoreConfig",
     "OsFileSystem",
+    "ParsedRecords",
     "PutMessageResult",
     "PutMessageStatus",
     "QueryMessageResult",
     "RecoveryReport",
     "StoreCheckpoint",
     "StoreError",
-    "check_message_and_return_size",
+    "parse_records",
 ]

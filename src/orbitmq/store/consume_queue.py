@@ -189,6 +189,43 @@ class ConsumeQueue:
         self.max_physic_offset = offset + size
         return True
 
+    def put_units(
+        self,
+        first_cq_offset: int,
+        offsets: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.int64],
+        tags_codes: npt.NDArray[np.int64],
+    ) -> None:
+        """Write the units of consecutive queue offsets from ``first_cq_offset`` at once.
+
+        The usual case — they follow the last unit and fit its file — is one copy; any
+        other case goes unit by unit.
+        """
+        count = len(offsets)
+        mapped = self.mapped_file_queue.last()
+        expect = first_cq_offset * CQ_STORE_UNIT_SIZE
+        if (
+            count > 1
+            and mapped is not None
+            and expect == mapped.file_from_offset + mapped.wrote_position
+            and mapped.wrote_position + count * CQ_STORE_UNIT_SIZE <= mapped.file_size
+        ):
+            start = mapped.wrote_position
+            end = start + count * CQ_STORE_UNIT_SIZE
+            mapped.reserve(end)
+            units = np.empty(count, _UNIT_DTYPE)
+            units["offset"] = offsets
+            units["size"] = sizes
+            units["tags"] = tags_codes
+            mapped.buffer[start:end] = units.tobytes()
+            mapped.wrote_position = end
+            self.max_physic_offset = int(offsets[-1]) + int(sizes[-1])
+            return
+        for i, (offset, size, tags) in enumerate(
+            zip(offsets.tolist(), sizes.tolist(), tags_codes.tolist(), strict=True)
+        ):
+            self.put_message_position_info(offset, size, tags, first_cq_offset + i)
+
     def _fill_hole(self, position: int, offset: int, size: int, tags_code: int) -> None:
         mapped = self.mapped_file_queue.find_by_offset(position)
         if mapped is None:

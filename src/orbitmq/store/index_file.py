@@ -44,7 +44,7 @@ def index_key_hash(prefix: str, key: str) -> int:
     return h if h <= _MAX_INT else 0
 
 
-def index_key_hashes(keys: Sequence[str]) -> npt.NDArray[np.int64]:
+def index_key_hashes(keys: Sequence[str | bytes]) -> npt.NDArray[np.int64]:
     """``index_key_hash`` of many full keys (``topic#key``) at once."""
     hashes = np.abs(java_string_hashes(keys).astype(np.int64))
     hashes[hashes > _MAX_INT] = 0
@@ -96,16 +96,6 @@ class IndexFile:
 
     def is_write_full(self) -> bool:
         return self.index_count >= self.index_num
-
-    def put_key(self, prefix: str, key: str, phy_offset: int, store_timestamp: int) -> bool:
-        """Index ``prefix + key`` (``topic#key``); False when the file is full."""
-        hashes = np.array([index_key_hash(prefix, key)], np.int64)
-        return (
-            self.put_keys(
-                hashes, np.array([phy_offset], np.int64), np.array([store_timestamp], np.int64)
-            )
-            == 1
-        )
 
     def put_keys(
         self,

@@ -6,13 +6,12 @@ import datetime as dt
 import logging
 import os
 import threading
-from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from orbitmq.common import sys_flag as sf
-from orbitmq.store.dispatch_request import DispatchRequest
+from orbitmq.store.dispatch_batch import DispatchBatch
 from orbitmq.store.file_system import FileSystem
 from orbitmq.store.index_file import IndexFile, index_file_size, index_key_hashes
 from orbitmq.store.message_store_config import MessageStoreConfig
@@ -38,6 +37,7 @@ class IndexService:
         self.config = config
         self._fs = fs
         self.index_files: list[IndexFile] = []
+        self._prefixes: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
     def load(self) -> None:
@@ -64,9 +64,14 @@ class IndexService:
 
     @property
     def end_phy_offset(self) -> int:
-        """Commit log offset of the last indexed message, or -1 when nothing is indexed."""
-        files = self.index_files
-        return files[-1].end_phy_offset if files and files[-1].index_count > 1 else -1
+        """Commit log offset of the last indexed message, or -1 when nothing is indexed.
+
+        A file created just before a crash may still be empty: the one before it counts.
+        """
+        for index_file in reversed(self.index_files):
+            if index_file.index_count > 1:
+                return index_file.end_phy_offset
+        return -1
 
     def truncate(self, phy_offset: int) -> int:
         """Delete index files holding entries at or past ``phy_offset``; returns their
@@ -87,32 +92,38 @@ class IndexService:
             self.index_files = kept
         return rebuild_from
 
-    def build_index(self, requests: Sequence[DispatchRequest]) -> None:
-        """Index each request's UNIQ_KEY and every KEYS entry as ``topic#key``, in order."""
-        last = self.index_files[-1] if self.index_files else None
-        indexed_until = last.end_phy_offset if last is not None and last.index_count > 1 else -1
-        keys: list[str] = []
-        offsets: list[int] = []
-        stamps: list[int] = []
-        for request in requests:
-            if request.commit_log_offset <= indexed_until:
-                continue  # already indexed (recovery dispatches again)
-            if sf.transaction_value(request.sys_flag) == sf.TRANSACTION_ROLLBACK_TYPE:
+    def build_index(self, batch: DispatchBatch) -> None:
+        """Index each record's UNIQ_KEY and every KEYS entry as ``topic#key``, in log order."""
+        indexed_until = self.end_phy_offset
+        keys: list[bytes] = []
+        rows: list[int] = []
+        offsets = batch.commit_log_offsets.tolist()
+        kinds = (batch.sys_flags & sf.TRANSACTION_ROLLBACK_TYPE).tolist()
+        prefixes = self._prefixes
+        for row, (topic, uniq_key, raw_keys) in enumerate(
+            zip(batch.topics, batch.uniq_keys, batch.keys, strict=True)
+        ):
+            if uniq_key is None and raw_keys is None:
                 continue
-            prefix = request.topic + "#"
-            if request.uniq_key:
-                keys.append(prefix + request.uniq_key)
-                offsets.append(request.commit_log_offset)
-                stamps.append(request.store_timestamp)
-            if request.keys:
-                for key in request.keys.split(" "):
+            if offsets[row] <= indexed_until or kinds[row] == sf.TRANSACTION_ROLLBACK_TYPE:
+                continue  # already indexed (recovery dispatches again), or rolled back
+            prefix = prefixes.get(topic)
+            if prefix is None:
+                prefix = prefixes[topic] = topic.encode() + b"#"
+            if uniq_key:
+                keys.append(prefix + uniq_key)
+                rows.append(row)
+            if raw_keys:
+                for key in raw_keys.split(b" "):
                     if key:
                         keys.append(prefix + key)
-                        offsets.append(request.commit_log_offset)
-                        stamps.append(request.store_timestamp)
+                        rows.append(row)
         if keys:
+            picked = np.array(rows, np.int64)
             self._put_keys(
-                index_key_hashes(keys), np.array(offsets, np.int64), np.array(stamps, np.int64)
+                index_key_hashes(keys),
+                batch.commit_log_offsets[picked],
+                batch.store_timestamps[picked],
             )
 
     def _put_keys(

@@ -42,6 +42,9 @@ class MappedFileQueue:
         if not os.path.isdir(self.store_path):
             return
         names = sorted(n for n in os.listdir(self.store_path) if n.isdigit() and len(n) == 20)
+        if names and self._is_unfinished_creation(os.path.join(self.store_path, names[-1])):
+            log.warning("removing %s: its creation was cut short", names[-1])
+            os.unlink(os.path.join(self.store_path, names.pop()))
         files = []
         for name in names:
             mapped = MappedFile(
@@ -54,6 +57,18 @@ class MappedFileQueue:
             mapped.wrote_position = mapped.flushed_position = self.mapped_file_size
             files.append(mapped)
         self.mapped_files = files
+
+    def _is_unfinished_creation(self, path: str) -> bool:
+        """A last file shorter than configured and holding only zeros: the process died
+        between creating it and reserving its space, before anything was written."""
+        size = os.path.getsize(path)
+        if size >= self.mapped_file_size:
+            return False
+        with open(path, "rb") as file:
+            while chunk := file.read(1 << 20):
+                if chunk.strip(b"\0"):
+                    return False
+        return True
 
     def first(self) -> MappedFile | None:
         files = self.mapped_files

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
@@ -22,7 +22,7 @@ from orbitmq.common.message_decoder import decode_message
 from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
 from orbitmq.store.commit_log import CommitLog, EncodedRecords
 from orbitmq.store.consume_queue import ConsumeQueue
-from orbitmq.store.dispatch_request import DispatchRequest
+from orbitmq.store.dispatch_batch import DispatchBatch
 from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.store.flush_service import (
     FlushConsumeQueueService,
@@ -480,30 +480,45 @@ def _record_has_key(record: memoryview, topic: str, key: str) -> bool:
 
 
 class _BuildConsumeQueue:
-    """Writes the consume-queue unit of every committed or plain message."""
+    """Writes the consume-queue units of plain and committed messages."""
 
     def __init__(self, store: MessageStore):
         self._store = store
 
-    def dispatch(self, requests: Sequence[DispatchRequest]) -> None:
+    def dispatch(self, batch: DispatchBatch) -> None:
         get_queue = self._store.get_or_create_consume_queue
-        queue: ConsumeQueue | None = None
-        for request in requests:
-            if request.sys_flag & sf.TRANSACTION_ROLLBACK_TYPE not in _VISIBLE_TRANSACTION_TYPES:
-                continue  # prepared and rolled-back halves stay invisible
-            if queue is None or queue.queue_id != request.queue_id or queue.topic != request.topic:
-                queue = get_queue(request.topic, request.queue_id)
-            queue.put_message_position_info(
-                request.commit_log_offset,
-                request.msg_size,
-                request.tags_code,
-                request.consume_queue_offset,
+        visible = batch.visible().tolist()
+        topics = batch.topics
+        queue_ids = batch.queue_ids.tolist()
+        queue_offsets = batch.queue_offsets.tolist()
+        count = len(topics)
+        start = 0
+        while start < count:
+            if not visible[start]:  # prepared and rolled-back halves stay invisible
+                start += 1
+                continue
+            topic, queue_id = topics[start], queue_ids[start]
+            end = start + 1
+            while (
+                end < count
+                and visible[end]
+                and queue_ids[end] == queue_id
+                and queue_offsets[end] == queue_offsets[end - 1] + 1
+                and topics[end] == topic
+            ):
+                end += 1
+            get_queue(topic, queue_id).put_units(
+                queue_offsets[start],
+                batch.commit_log_offsets[start:end],
+                batch.sizes[start:end],
+                batch.tags_codes[start:end],
             )
+            start = end
 
 
 class _BuildIndex:
     def __init__(self, index_service: IndexService):
         self._index_service = index_service
 
-    def dispatch(self, requests: Sequence[DispatchRequest]) -> None:
-        self._index_service.build_index(requests)
+    def dispatch(self, batch: DispatchBatch) -> None:
+        self._index_service.build_index(batch)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
-from orbitmq.store.dispatch_request import parse_records
+from orbitmq.store.dispatch_batch import parse_records
 from orbitmq.store.index_service import IndexService
 from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.store_checkpoint import StoreCheckpoint
@@ -45,7 +45,8 @@ class RecoveryReport:
 def _first_record_timestamp(mapped: MappedFile, max_record_size: int) -> int:
     head = mapped.select(0, max_record_size + 4096)
     parsed = parse_records(head, mapped.file_from_offset, check_crc=False, max_bytes=1)
-    return parsed.requests[0].store_timestamp if parsed.requests else -1
+    stamps = parsed.batch.store_timestamps
+    return int(stamps[0]) if len(stamps) else -1
 
 
 def _start_file_index(
@@ -94,7 +95,7 @@ def scan_commit_log(
                 check_crc=check_crc or abnormal,
                 max_record_size=max_record_size,
             )
-            checked += len(parsed.requests)
+            checked += len(parsed.batch)
             position += parsed.consumed
             end_of_file = parsed.end_of_file
             if parsed.end_of_file:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Protocol
 
 from orbitmq.common.service import Service
 from orbitmq.store.commit_log import CommitLog
-from orbitmq.store.dispatch_request import DispatchRequest, parse_records
+from orbitmq.store.dispatch_batch import DispatchBatch, parse_records
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class CommitLogDispatcher(Protocol):
     Gets the records of one reput round in log order; must be idempotent, since a round
     that failed part-way is dispatched again."""
 
-    def dispatch(self, requests: Sequence[DispatchRequest]) -> None: ...
+    def dispatch(self, batch: DispatchBatch) -> None: ...
 
 
 class ReputMessageService(Service):
@@ -104,13 +104,13 @@ class ReputMessageService(Service):
                 max_bytes=_ROUND_BYTES,
                 max_record_size=self._max_record_size,
             )
-            requests = parsed.requests
-            if requests:
-                if not self._dispatch(requests):
+            batch = parsed.batch
+            if len(batch):
+                if not self._dispatch(batch):
                     break
-                dispatched += len(requests)
-                self.last_dispatched_timestamp = requests[-1].store_timestamp
-                self._announce(requests)
+                dispatched += len(batch)
+                self.last_dispatched_timestamp = int(batch.store_timestamps[-1])
+                self._announce(batch)
             if parsed.end_of_file:
                 self.reput_from_offset = commit_log.roll_next_file(offset)
             else:
@@ -120,13 +120,13 @@ class ReputMessageService(Service):
                 break
         return dispatched
 
-    def _dispatch(self, requests: list[DispatchRequest]) -> bool:
+    def _dispatch(self, batch: DispatchBatch) -> bool:
         try:
             for dispatcher in self._dispatchers:
-                dispatcher.dispatch(requests)
+                dispatcher.dispatch(batch)
         except OSError as exc:
             # A full disk: the records stay undispatched and are retried on the next round.
-            self._report_stuck(requests[0].commit_log_offset, f"dispatch failed: {exc}")
+            self._report_stuck(int(batch.commit_log_offsets[0]), f"dispatch failed: {exc}")
             return False
         return True
 
@@ -135,11 +135,22 @@ class ReputMessageService(Service):
             self._stuck_at = offset
             log.error("reput stopped at commit log offset %d: %s", offset, problem)
 
-    def _announce(self, requests: list[DispatchRequest]) -> None:
+    def _announce(self, batch: DispatchBatch) -> None:
         listener = self.listener
         if listener is None:
             return
-        arrived = {(r.topic, r.queue_id): r.consume_queue_offset + 1 for r in requests}
+        visible = batch.visible().tolist()
+        arrived = {
+            (topic, queue_id): offset + 1
+            for topic, queue_id, offset, seen in zip(
+                batch.topics,
+                batch.queue_ids.tolist(),
+                batch.queue_offsets.tolist(),
+                visible,
+                strict=True,
+            )
+            if seen
+        }
         for (topic, queue_id), max_offset in arrived.items():
             try:
                 listener(topic, queue_id, max_offset)

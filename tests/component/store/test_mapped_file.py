@@ -115,7 +115,8 @@ def test_load_rejects_a_file_of_the_wrong_size(tmp_path: Path) -> None:
     directory = tmp_path / "seg"
     directory.mkdir()
     (directory / file_name(0)).write_bytes(b"\0" * SIZE)
-    (directory / file_name(SIZE)).write_bytes(b"\0" * 1000)
+    # Data in it: not an empty file whose creation a crash cut short (those are removed).
+    (directory / file_name(SIZE)).write_bytes(b"\1" * 1000)
     queue = MappedFileQueue(str(directory), SIZE, OS_FILE_SYSTEM)
     with pytest.raises(StoreError) as raised:
         queue.load()
