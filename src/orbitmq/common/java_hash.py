@@ -65,23 +65,24 @@ def java_string_hashes(texts: Sequence[str | bytes]) -> npt.NDArray[np.int32]:
 
     The hash is a polynomial in 31 over the UTF-16 code units; in uint64 arithmetic it wraps
     modulo 2^64, and its low 32 bits are Java's int result. ASCII strings of one length are
-    hashed together as a matrix product; others take the scalar path.
+    hashed together as one matrix product; others take the scalar path.
     """
-    result = np.zeros(len(texts), np.uint32)
-    by_length: dict[int, list[bytes]] = {}
-    positions: dict[int, list[int]] = {}
-    for i, text in enumerate(texts):
-        if text.isascii():
-            raw = text if isinstance(text, bytes) else text.encode()
-            by_length.setdefault(len(raw), []).append(raw)
-            positions.setdefault(len(raw), []).append(i)
-        else:
-            decoded = text.decode() if isinstance(text, bytes) else text
-            result[i] = java_string_hash(decoded) & _MASK32
-    for length, group in by_length.items():
+    raw = [t.encode() if isinstance(t, str) else t for t in texts]
+    result = np.zeros(len(raw), np.uint32)
+    lengths = np.fromiter(map(len, raw), np.int64, len(raw))
+    order = np.argsort(lengths, kind="stable")
+    bounds = np.flatnonzero(np.diff(lengths[order])) + 1
+    for group in np.split(order, bounds):
+        length = int(lengths[group[0]]) if len(group) else 0
         if length == 0:
             continue
-        units = np.frombuffer(b"".join(group), np.uint8).reshape(len(group), length)
+        members = group.tolist()
+        joined = b"".join([raw[i] for i in members])
+        if not joined.isascii():
+            for i in members:
+                result[i] = java_string_hash(raw[i].decode()) & _MASK32
+            continue
+        units = np.frombuffer(joined, np.uint8).reshape(len(members), length)
         hashes = units.astype(np.uint64) @ _powers_of_31(length)
-        result[positions[length]] = hashes & np.uint64(_MASK32)
+        result[group] = hashes & np.uint64(_MASK32)
     return result.view(np.int32)

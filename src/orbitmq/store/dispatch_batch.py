@@ -208,6 +208,9 @@ def _columns(
     topic_at = columns["topic_at"].tolist()
     topic_len = columns["topic_len"].tolist()
     props_len = columns["props_len"].tolist()
+    find = data.find
+    # The hottest loop of dispatch: a find() that misses costs no call, and most records
+    # lack KEYS; only present properties go through _property.
     for at, t_len, p_len in zip(topic_at, topic_len, props_len, strict=True):
         raw_topic = data[at + 1 : at + 1 + t_len]
         topic = _topics.get(raw_topic)
@@ -216,10 +219,12 @@ def _columns(
         topics.append(topic)
         start = at + 3 + t_len
         end = start + p_len
-        tags = _property(data, _TAGS, start, end)
+        tags = _property(data, _TAGS, start, end) if find(_TAGS, start, end) >= 0 else None
         tags_codes.append(_tags_code(tags) if tags else 0)
-        keys.append(_property(data, _KEYS, start, end))
-        uniq_keys.append(_property(data, _UNIQ_KEY, start, end))
+        keys.append(_property(data, _KEYS, start, end) if find(_KEYS, start, end) >= 0 else None)
+        uniq_keys.append(
+            _property(data, _UNIQ_KEY, start, end) if find(_UNIQ_KEY, start, end) >= 0 else None
+        )
     codes = np.array(tags_codes, np.int64)
     if delay_levels_ms and RMQ_SYS_SCHEDULE_TOPIC in topics:
         _schedule_tags_codes(data, topics, columns, store_timestamps, codes, delay_levels_ms)
