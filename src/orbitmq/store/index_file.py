@@ -158,6 +158,28 @@ class IndexFile:
         self._write_header()
         return count
 
+    def repair(self) -> int:
+        """Undo an update the process died in; returns the number of slots restored.
+
+        ``put_keys`` writes entries, then slots, then the header. A slot pointing at or past
+        the header's count was written for entries the header never counted; each such new
+        entry's ``prev`` still holds what the slot held before, so following the chain back
+        below the count restores it. The update is then redone by dispatch.
+        """
+        slots = np.frombuffer(self.mapped_file.buffer, ">i4", self.hash_slot_num, INDEX_HEADER_SIZE)
+        dangling = np.flatnonzero(slots >= self.index_count)
+        entries_at = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE
+        for slot in dangling.tolist():
+            value = int(slots[slot])
+            for _ in range(self.index_num):
+                if value < self.index_count or value >= self.index_num:
+                    break
+                value = _SLOT.unpack_from(
+                    self.mapped_file.buffer, entries_at + value * INDEX_SIZE + 16
+                )[0]
+            slots[slot] = value if 0 <= value < self.index_count else INVALID_INDEX
+        return len(dangling)
+
     def is_time_matched(self, begin: int, end: int) -> bool:
         return self.begin_timestamp <= end and begin <= self.end_timestamp
 

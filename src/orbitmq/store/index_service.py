@@ -61,6 +61,14 @@ class IndexService:
                 )
             )
         self.index_files = files
+        if files:
+            repaired = files[-1].repair()
+            if repaired:
+                log.warning(
+                    "index %s: %d slot(s) of an unfinished update undone",
+                    files[-1].file_name,
+                    repaired,
+                )
 
     @property
     def end_phy_offset(self) -> int:
