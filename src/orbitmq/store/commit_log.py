@@ -237,18 +237,17 @@ class CommitLog:
                         f"batch item at byte {position} has inconsistent lengths",
                     )
                 props = view[props_at + 2 : end]
-                if batch_props:
-                    joined = bytes(props)
-                    if joined and not joined.endswith(b"\x02"):
-                        joined += b"\x02"
-                    props = memoryview(joined + batch_props)
-                if len(props) > MAX_PROPERTIES_LENGTH:
+                # The batch's own properties follow the message's, joined by a separator
+                # when the message's do not end with one; parts, not copies.
+                joint = b"\x02" if props_len and batch_props and view[end - 1] != 2 else b""
+                props_total = props_len + len(joint) + len(batch_props)
+                if props_total > MAX_PROPERTIES_LENGTH:
                     return None, _failure(
                         PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                        f"properties of batch item {len(starts)} are {len(props)} bytes, "
+                        f"properties of batch item {len(starts)} are {props_total} bytes, "
                         f"more than the limit {MAX_PROPERTIES_LENGTH}",
                     )
-                size = fixed + body_len + len(props)
+                size = fixed + body_len + props_total
                 if size > max_size:
                     return None, _failure(
                         PutMessageStatus.MESSAGE_ILLEGAL,
@@ -277,8 +276,10 @@ class CommitLog:
                     ),
                     body,
                     topic_head,
-                    _SHORT.pack(len(props)),
+                    _SHORT.pack(props_total),
                     props,
+                    joint,
+                    batch_props,
                 )
                 out_size += size
                 position = end

@@ -31,6 +31,8 @@ _TAGS: Final = mc.PROPERTY_TAGS.encode() + b"\x01"
 _KEYS: Final = mc.PROPERTY_KEYS.encode() + b"\x01"
 _UNIQ_KEY: Final = mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX.encode() + b"\x01"
 _DELAY: Final = mc.PROPERTY_DELAY_TIME_LEVEL.encode() + b"\x01"
+_TAGS_LEN: Final = len(_TAGS)
+_UNIQ_KEY_LEN: Final = len(_UNIQ_KEY)
 _VISIBLE_TRANSACTION_TYPES: Final = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
 
 _tags_codes: dict[bytes, int] = {}
@@ -211,20 +213,33 @@ def _columns(
     find = data.find
     # The hottest loop of dispatch: a find() that misses costs no call, and most records
     # lack KEYS; only present properties go through _property.
-    for at, t_len, p_len in zip(topic_at, topic_len, props_len, strict=True):
-        raw_topic = data[at + 1 : at + 1 + t_len]
+    for topic_pos, t_len, p_len in zip(topic_at, topic_len, props_len, strict=True):
+        raw_topic = data[topic_pos + 1 : topic_pos + 1 + t_len]
         topic = _topics.get(raw_topic)
         if topic is None:
             topic = _cache_topic(raw_topic)
         topics.append(topic)
-        start = at + 3 + t_len
+        start = topic_pos + 3 + t_len
         end = start + p_len
-        tags = _property(data, _TAGS, start, end) if find(_TAGS, start, end) >= 0 else None
-        tags_codes.append(_tags_code(tags) if tags else 0)
+        at = find(_TAGS, start, end)
+        if at < 0:
+            tags_codes.append(0)
+        else:
+            if at == start or data[at - 1] == 2:
+                value_end = find(b"\x02", at + _TAGS_LEN, end)
+                tags = data[at + _TAGS_LEN : value_end if value_end >= 0 else end]
+            else:
+                tags = _property(data, _TAGS, start, end) or b""
+            tags_codes.append(_tags_code(tags) if tags else 0)
+        at = find(_UNIQ_KEY, start, end)
+        if at < 0:
+            uniq_keys.append(None)
+        elif at == start or data[at - 1] == 2:
+            value_end = find(b"\x02", at + _UNIQ_KEY_LEN, end)
+            uniq_keys.append(data[at + _UNIQ_KEY_LEN : value_end if value_end >= 0 else end])
+        else:
+            uniq_keys.append(_property(data, _UNIQ_KEY, start, end))
         keys.append(_property(data, _KEYS, start, end) if find(_KEYS, start, end) >= 0 else None)
-        uniq_keys.append(
-            _property(data, _UNIQ_KEY, start, end) if find(_UNIQ_KEY, start, end) >= 0 else None
-        )
     codes = np.array(tags_codes, np.int64)
     if delay_levels_ms and RMQ_SYS_SCHEDULE_TOPIC in topics:
         _schedule_tags_codes(data, topics, columns, store_timestamps, codes, delay_levels_ms)

@@ -230,7 +230,11 @@ class MessageStore:
         return None
 
     def _append(
-        self, encoded: EncodedRecords | None, failure: PutMessageResult | None, wait: bool
+        self,
+        encoded: EncodedRecords | None,
+        failure: PutMessageResult | None,
+        wait: bool,
+        waiter: asyncio.Future[PutMessageStatus] | None,
     ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
         if failure is not None or encoded is None:
             assert failure is not None
@@ -241,7 +245,7 @@ class MessageStore:
         self.reput_message_service.wakeup()
         append = result.append_result
         if self.group_commit_service is not None and wait:
-            request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes)
+            request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes, waiter)
             self.group_commit_service.put_request(request)
             return result, request
         if self.flush_real_time_service is not None:
@@ -249,7 +253,9 @@ class MessageStore:
         return result, None
 
     def _prepare(
-        self, msg: MessageExtBrokerInner
+        self,
+        msg: MessageExtBrokerInner,
+        waiter: asyncio.Future[PutMessageStatus] | None = None,
     ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
         failure = self._check_store_status()
         if failure is not None:
@@ -258,7 +264,7 @@ class MessageStore:
             encoded, failure = self.commit_log.encode_batch(msg)
         else:
             encoded, failure = self.commit_log.encode_message(msg)
-        return self._append(encoded, failure, msg.wait_store_msg_ok)
+        return self._append(encoded, failure, msg.wait_store_msg_ok, waiter)
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH.
@@ -273,14 +279,13 @@ class MessageStore:
     async def async_put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch); under SYNC_FLUSH the answer comes once
         the sync that covers it has finished, without blocking the loop."""
-        result, request = self._prepare(msg)
-        if request is not None:
+        waiter = asyncio.get_running_loop().create_future() if self.group_commit_service else None
+        result, request = self._prepare(msg, waiter)
+        if request is not None and waiter is not None:
             try:
-                # Shielded: a timed-out or cancelled caller must not cancel the request
-                # the group commit thread is about to answer.
+                # A timeout cancels only this waiter; the service skips cancelled ones.
                 result.status = await asyncio.wait_for(
-                    asyncio.shield(asyncio.wrap_future(request.future)),
-                    self.config.sync_flush_timeout / 1000,
+                    waiter, self.config.sync_flush_timeout / 1000
                 )
             except TimeoutError:
                 result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
