@@ -47,7 +47,10 @@ class Service(ABC):
         return self._stopped.is_set()
 
     def wakeup(self) -> None:
-        self._notified.set()
+        # Checked first: set() takes a lock and notifies, and under load the flag is
+        # usually still up from the previous call.
+        if not self._notified.is_set():
+            self._notified.set()
 
     def wait_for_running(self, interval_s: float) -> None:
         """Sleep up to ``interval_s`` unless woken, then call ``on_wait_end``."""

@@ -26,7 +26,6 @@ from orbitmq.common.message_decoder import (
     MAX_PROPERTIES_LENGTH,
     MESSAGE_MAGIC_CODE,
     message_properties_to_string,
-    pack_record,
     record_prefix,
 )
 from orbitmq.common.message_id import create_message_id
@@ -50,6 +49,7 @@ _OFFSETS: Final = struct.Struct(">qq")  # QUEUEOFFSET, PHYSICALOFFSET: adjacent 
 _TIMESTAMP: Final = struct.Struct(">q")
 _SHORT: Final = struct.Struct(">h")
 _QUEUE_OFFSET_POSITION: Final = 20
+_UNCHECKED: Final = "?"
 
 
 @dataclass(slots=True)
@@ -99,13 +99,20 @@ class CommitLog:
         self.topic_queue_table: dict[str, int] = {}
         self._put_lock = threading.Lock()
         self._born_hosts: dict[SocketAddress, tuple[bytes, int]] = {}
+        #: Topic name -> why it is invalid (None: valid); names repeat, regexes are slow.
+        self._topic_problems: dict[str, str | None] = {}
         #: Wall time (ms) at which the current holder took the put lock; 0 when free.
         self.begin_time_in_lock = 0
 
     # -- encoding (outside the lock) ----------------------------------------------------
 
     def _check_common(self, topic: str, props_len: int) -> PutMessageResult | None:
-        problem = topic_problem(topic)
+        problem = self._topic_problems.get(topic, _UNCHECKED)
+        if problem is _UNCHECKED:
+            problem = topic_problem(topic)
+            if len(self._topic_problems) >= 65536:
+                self._topic_problems.clear()
+            self._topic_problems[topic] = problem
         if problem is not None:
             return _failure(PutMessageStatus.MESSAGE_ILLEGAL, problem)
         if props_len > MAX_PROPERTIES_LENGTH:
@@ -168,21 +175,33 @@ class CommitLog:
                 f"message of {size} bytes (body {len(msg.body)}) exceeds maxMessageSize "
                 f"{self.config.max_message_size}",
             )
-        data = pack_record(
-            sys_flag=sys_flag,
-            body=msg.body,
-            topic=topic,
-            properties=props,
-            queue_id=msg.queue_id,
-            flag=msg.flag,
-            queue_offset=0,
-            physical_offset=0,
-            born_timestamp=msg.born_timestamp,
-            born_host=born_host,
-            store_timestamp=0,
-            store_host=self.store_host_bytes,
-            reconsume_times=msg.reconsume_times,
-            prepared_transaction_offset=msg.prepared_transaction_offset,
+        body = msg.body
+        data = b"".join(
+            (
+                # Offsets and store time are filled in under the put lock.
+                prefix.pack(
+                    size,
+                    MESSAGE_MAGIC_CODE,
+                    crc32(body) & 0x7FFFFFFF,
+                    msg.queue_id,
+                    msg.flag,
+                    0,
+                    0,
+                    sys_flag,
+                    msg.born_timestamp,
+                    born_host,
+                    0,
+                    self.store_host_bytes,
+                    msg.reconsume_times,
+                    msg.prepared_transaction_offset,
+                    len(body),
+                ),
+                body,
+                bytes((len(topic),)),
+                topic,
+                _SHORT.pack(len(props)),
+                props,
+            )
         )
         return EncodedRecords(
             data, [0], 48 + len(born_host), msg.topic, msg.queue_id, sys_flag
@@ -362,7 +381,7 @@ class CommitLog:
                 logics_offset=queue_offset,
                 msg_num=count,
                 elapsed_ms=(time.perf_counter() - started) * 1000,
-                record_offsets=[wrote_offset + s for s in records.starts],
+                record_offsets=list(map(wrote_offset.__add__, records.starts)),
                 store_host_bytes=self.store_host_bytes,
             ),
         )
