@@ -61,6 +61,28 @@ def _body(i: int) -> bytes:
     return bytes(rng.randrange(1, 256) for _ in range(rng.randint(150, 600)))
 
 
+def _put(
+    store: MessageStore,
+    topic: str,
+    queue_id: int,
+    body: bytes,
+    key: str,
+    *,
+    tags: str | None = None,
+    more_keys: str = "",
+) -> Written:
+    """Put one message keyed ``key`` and return where it was written."""
+    result = store.put_message(
+        make_message(topic, body, queue_id=queue_id, tags=tags, keys=key + more_keys)
+    )
+    assert result.status is PutMessageStatus.PUT_OK
+    append = result.append_result
+    assert append is not None
+    return Written(
+        append.wrote_offset, append.wrote_bytes, topic, queue_id, append.logics_offset, key, body
+    )
+
+
 def _write(store_factory: StoreFactory, root: Path) -> list[Written]:
     """MESSAGES messages over two topics of two queues, spanning several commit log, consume
     queue and index files; then a clean shutdown."""
@@ -68,22 +90,9 @@ def _write(store_factory: StoreFactory, root: Path) -> list[Written]:
     written = []
     for i in range(MESSAGES):
         topic, queue_id = TOPICS[i % 3 == 0], i % 2
-        body = _body(i)
-        result = store.put_message(
-            make_message(topic, body, queue_id=queue_id, tags=f"Tag{i % 4}", keys=f"torn-{i} all")
-        )
-        assert result.status is PutMessageStatus.PUT_OK
-        append = result.append_result
-        assert append is not None
         written.append(
-            Written(
-                append.wrote_offset,
-                append.wrote_bytes,
-                topic,
-                queue_id,
-                append.logics_offset,
-                f"torn-{i}",
-                body,
+            _put(
+                store, topic, queue_id, _body(i), f"torn-{i}", tags=f"Tag{i % 4}", more_keys=" all"
             )
         )
     assert store.wait_for_dispatch()
@@ -420,24 +429,7 @@ def test_record_layout_assumed_by_the_flips(store_factory: StoreFactory, tmp_pat
 
 
 def _put_filler(store: MessageStore, topic: str, queue_id: int, count: int) -> list[Written]:
-    out = []
-    for i in range(count):
-        body = _body(20_000 + i) * 4
-        result = store.put_message(make_message(topic, body, queue_id=queue_id, keys=f"fill-{i}"))
-        assert result.status is PutMessageStatus.PUT_OK
-        append = result.append_result
-        assert append is not None
-        out.append(
-            Written(
-                append.wrote_offset,
-                append.wrote_bytes,
-                topic,
-                queue_id,
-                append.logics_offset,
-                f"fill-{i}",
-                body,
-            )
-        )
+    out = [_put(store, topic, queue_id, _body(20_000 + i) * 4, f"fill-{i}") for i in range(count)]
     assert store.wait_for_dispatch()
     return out
 
