@@ -19,8 +19,3 @@ INNER_BATCH_FLAG: Final = 0x1 << 7
 def transaction_value(sys_flag: int) -> int:
     """The transaction type bits (one of the ``TRANSACTION_*`` values)."""
     return sys_flag & TRANSACTION_ROLLBACK_TYPE
-
-
-def reset_transaction_value(sys_flag: int, transaction_type: int) -> int:
-    """``sys_flag`` with its transaction bits replaced by ``transaction_type``."""
-    return (sys_flag & ~TRANSACTION_ROLLBACK_TYPE) | transaction_type

@@ -81,11 +81,6 @@ class ParsedRecords:
     problem: str
 
 
-def tags_string_to_tags_code(tags: str) -> int:
-    """The consume-queue tag code of a TAGS value: Java's ``String.hashCode``."""
-    return java_string_hash(tags)
-
-
 def _gather(data: npt.NDArray[np.uint8], at: Int64Array, dtype: str) -> Int64Array:
     """The big-endian integers of ``dtype`` at byte positions ``at`` of ``data``."""
     width = np.dtype(dtype).itemsize

@@ -109,11 +109,6 @@ class MappedFile:
         self.wrote_position = end
         return True
 
-    def write_at(self, position: int, data: bytes | memoryview) -> None:
-        """Copy ``data`` at ``position`` without moving the wrote position."""
-        self.reserve(position + len(data))
-        self.buffer[position : position + len(data)] = data
-
     def select(self, position: int, size: int | None = None) -> memoryview:
         """A zero-copy view of ``size`` bytes from ``position`` (to the wrote position if None)."""
         end = self.wrote_position if size is None else min(position + size, self.file_size)

@@ -130,10 +130,6 @@ class MappedFileQueue:
         last = self.last()
         return last.file_from_offset + last.wrote_position if last is not None else 0
 
-    @property
-    def flushed_offset(self) -> int:
-        return self.flushed_where
-
     def flush(self, least_pages: int) -> bool:
         """Flush from the flushed offset on; True when nothing was left to flush."""
         before = self.flushed_where

@@ -449,10 +449,6 @@ class MessageStore:
                 result.buffer_total_size += len(record)
         return result
 
-    def get_commit_log_data(self, offset: int) -> memoryview | None:
-        """Raw commit log bytes from ``offset`` to the end of its file (replication)."""
-        return self.commit_log.get_data(offset)
-
     @property
     def max_phy_offset(self) -> int:
         return self.commit_log.max_offset

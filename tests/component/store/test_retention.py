@@ -223,3 +223,12 @@ def test_consume_queues_index_and_min_offsets_follow_the_commit_log(scene: Scene
     result = store.put_message(make_message(body=b"after retention"))
     assert result.append_result is not None
     assert result.append_result.logics_offset == max_offset
+
+
+def test_manual_delete_removes_expired_files_outside_the_delete_when_hour(scene: Scene) -> None:
+    scene.age(0, 73)
+    scene.age(1, 73)
+    assert scene.store.clean_resource_service.run_once() == 0  # 10:30, disk at 50 %
+    scene.store.clean_commit_log_service.execute_delete_files_manually()
+    assert scene.store.clean_resource_service.run_once() == 2
+    assert len(scene.commit_log_files) == 3
