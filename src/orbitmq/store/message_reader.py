@@ -51,6 +51,7 @@ def read_messages(
     offset: int,
     max_msg_nums: int,
     message_filter: MessageFilter | None,
+    max_total_bytes: int | None = None,
 ) -> GetMessageResult:
     """Messages of ``queue`` from ``offset``: statuses and next offsets as RocketMQ answers.
 
@@ -85,7 +86,8 @@ def read_messages(
             units_per_file = queue.file_size // CQ_STORE_UNIT_SIZE
             result.next_begin_offset = offset + units_per_file - offset % units_per_file
         else:
-            _collect(config, commit_log, found[0], offset, max_msg_nums, message_filter, result)
+            limits = (max_msg_nums, max_total_bytes)
+            _collect(config, commit_log, found[0], offset, limits, message_filter, result)
     return result
 
 
@@ -94,10 +96,11 @@ def _collect(
     commit_log: CommitLog,
     units: memoryview,
     offset: int,
-    max_msg_nums: int,
+    limits: tuple[int, int | None],
     message_filter: MessageFilter | None,
     result: GetMessageResult,
 ) -> None:
+    max_msg_nums, max_total_bytes = limits
     result.status = GetMessageStatus.NO_MATCHED_MESSAGE
     max_phy = commit_log.max_offset
     memory = TOTAL_PHYSICAL_MEMORY * config.access_message_in_memory_max_ratio // 100
@@ -122,6 +125,10 @@ def _collect(
         in_disk = max_phy - phy > memory
         if _is_batch_full(
             config, size, max_msg_nums, result.buffer_total_size, len(buffers), in_disk
+        ) or (
+            buffers
+            and max_total_bytes is not None
+            and result.buffer_total_size + size > max_total_bytes
         ):
             break
         read += 1

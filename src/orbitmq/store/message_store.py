@@ -163,6 +163,7 @@ class MessageStore:
 
     def start(self) -> None:
         """Start the background services and mark the store as running (abort file)."""
+        os.makedirs(self.config.config_dir, exist_ok=True)
         with open(self.config.abort_file, "w"):
             pass
         for service in self._services():
@@ -363,8 +364,10 @@ class MessageStore:
         offset: int,
         max_msg_nums: int,
         message_filter: MessageFilter | None = None,
+        max_total_bytes: int | None = None,
     ) -> GetMessageResult:
-        """Up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage)."""
+        """Up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage),
+        and no more than ``max_total_bytes`` of records (at least one message is returned)."""
         del group  # RocketMQ keys per-group read statistics on it; nothing else uses it here.
         return read_messages(
             self.config,
@@ -373,6 +376,7 @@ class MessageStore:
             offset,
             max_msg_nums,
             message_filter,
+            max_total_bytes,
         )
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
