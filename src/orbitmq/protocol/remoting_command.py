@@ -1,0 +1,252 @@
+"""RemotingCommand: one RocketMQ remoting request or response, and its wire form.
+
+A frame is::
+
+    length int32 (everything after this field) | serialize type (1 byte) + header length
+    (3 bytes) | header (JSON, or RocketMQ's binary form) | body
+
+Header fields: code, language, version, opaque, flag (bit 0 response, bit 1 oneway), remark
+and extFields (string to string). Sans-IO: bytes in, commands out.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from orbitmq.protocol.errors import ProtocolError
+from orbitmq.protocol.language_code import LanguageCode
+
+#: RocketMQ's frame limit (Netty's maxFrameLength): the length field and what it counts.
+MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
+RESPONSE_FLAG: Final = 1 << 0
+ONEWAY_FLAG: Final = 1 << 1
+#: RocketMQ 4.9.8's ``MQVersion.CURRENT_VERSION`` (V4_9_8): what a Java broker sends.
+CURRENT_VERSION: Final = 409
+
+_INT: Final = struct.Struct(">i")
+_BINARY_HEAD: Final = struct.Struct(">hbhii")
+_SHORT: Final = struct.Struct(">h")
+
+_opaques = itertools.count(1)
+
+
+class SerializeType(enum.IntEnum):
+    """How the header is encoded: the high byte of the header-length field."""
+
+    JSON = 0
+    ROCKETMQ = 1
+
+
+def next_opaque() -> int:
+    """A request id unique within this process (wraps like Java's int)."""
+    return next(_opaques) & 0x7FFFFFFF
+
+
+@dataclass(slots=True)
+class RemotingCommand:
+    """A request or response. Plain data: owned by one task at a time."""
+
+    code: int
+    language: LanguageCode = LanguageCode.PYTHON
+    version: int = CURRENT_VERSION
+    opaque: int = 0
+    flag: int = 0
+    remark: str | None = None
+    ext_fields: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    serialize_type: SerializeType = SerializeType.JSON
+
+    @classmethod
+    def create_request(
+        cls, code: int, ext_fields: dict[str, str] | None = None, body: bytes = b""
+    ) -> RemotingCommand:
+        return cls(code, opaque=next_opaque(), ext_fields=ext_fields or {}, body=body)
+
+    @classmethod
+    def create_response(
+        cls,
+        request: RemotingCommand,
+        code: int,
+        remark: str | None = None,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+    ) -> RemotingCommand:
+        """The answer to ``request``: same opaque and serialize type, response flag set."""
+        return cls(
+            code,
+            language=LanguageCode.JAVA,
+            opaque=request.opaque,
+            flag=RESPONSE_FLAG,
+            remark=remark,
+            ext_fields=ext_fields or {},
+            body=body,
+            serialize_type=request.serialize_type,
+        )
+
+    @property
+    def is_response(self) -> bool:
+        return bool(self.flag & RESPONSE_FLAG)
+
+    @property
+    def is_oneway(self) -> bool:
+        return bool(self.flag & ONEWAY_FLAG)
+
+    def mark_oneway(self) -> None:
+        self.flag |= ONEWAY_FLAG
+
+    # -- encoding -----------------------------------------------------------------------
+
+    def encode(self) -> bytes:
+        """The whole frame, length field included."""
+        if self.serialize_type is SerializeType.ROCKETMQ:
+            header = self._binary_header()
+        else:
+            header = self._json_header()
+        length = 4 + len(header) + len(self.body)
+        if length + 4 > MAX_FRAME_BYTES:
+            raise ProtocolError(f"a frame of {length + 4} bytes exceeds {MAX_FRAME_BYTES}")
+        mark = (int(self.serialize_type) << 24) | len(header)
+        return b"".join((_INT.pack(length), _INT.pack(mark), header, self.body))
+
+    def _json_header(self) -> bytes:
+        # RocketMQ's fastjson writes fields in alphabetical order and leaves out nulls; the
+        # same order makes our frames comparable byte for byte with a Java broker's.
+        header: dict[str, Any] = {"code": self.code}
+        if self.ext_fields:
+            header["extFields"] = self.ext_fields
+        header["flag"] = self.flag
+        header["language"] = self.language.name
+        header["opaque"] = self.opaque
+        if self.remark is not None:
+            header["remark"] = self.remark
+        header["serializeTypeCurrentRPC"] = self.serialize_type.name
+        header["version"] = self.version
+        return orjson.dumps(header)
+
+    def _binary_header(self) -> bytes:
+        remark = self.remark.encode() if self.remark else b""
+        fields = b"".join(
+            _SHORT.pack(len(k)) + k + _INT.pack(len(v)) + v
+            for k, v in ((k.encode(), v.encode()) for k, v in self.ext_fields.items())
+        )
+        return b"".join(
+            (
+                _BINARY_HEAD.pack(
+                    self.code, int(self.language), self.version, self.opaque, self.flag
+                ),
+                _INT.pack(len(remark)),
+                remark,
+                _INT.pack(len(fields)),
+                fields,
+            )
+        )
+
+
+# -- decoding ---------------------------------------------------------------------------
+
+
+def decode_command(frame: bytes | memoryview) -> RemotingCommand:
+    """A command from one frame without its length field (what follows it)."""
+    view = memoryview(frame)
+    if len(view) < 4:
+        raise ProtocolError(f"a frame of {len(view)} bytes has no header length")
+    mark = _INT.unpack_from(view, 0)[0]
+    kind, header_length = (mark >> 24) & 0xFF, mark & 0xFFFFFF
+    if header_length > len(view) - 4:
+        raise ProtocolError(f"header length {header_length} exceeds the {len(view) - 4}-byte frame")
+    header = view[4 : 4 + header_length]
+    body = bytes(view[4 + header_length :])
+    if kind == SerializeType.JSON:
+        command = _decode_json_header(header)
+    elif kind == SerializeType.ROCKETMQ:
+        command = _decode_binary_header(header)
+    else:
+        raise ProtocolError(f"unknown serialize type {kind}")
+    command.body = body
+    return command
+
+
+def _text(value: object) -> str:
+    """extFields values as Java reads them into String: numbers and booleans as text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    raise ProtocolError(f"extFields value {value!r} is not a string, number or boolean")
+
+
+def _integer(header: dict[str, Any], name: str, default: int = 0) -> int:
+    value = header.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ProtocolError(f"header field {name} is {value!r}, not an integer")
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ProtocolError(f"header field {name} is {value!r}, not an integer") from exc
+
+
+def _decode_json_header(header: memoryview) -> RemotingCommand:
+    try:
+        parsed = orjson.loads(header)
+    except orjson.JSONDecodeError as exc:
+        raise ProtocolError(f"JSON header does not parse: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise ProtocolError("JSON header is not an object")
+    ext = parsed.get("extFields") or {}
+    if not isinstance(ext, dict):
+        raise ProtocolError("extFields is not an object")
+    remark = parsed.get("remark")
+    return RemotingCommand(
+        code=_integer(parsed, "code"),
+        language=LanguageCode.parse(parsed.get("language")),
+        version=_integer(parsed, "version"),
+        opaque=_integer(parsed, "opaque"),
+        flag=_integer(parsed, "flag"),
+        remark=None if remark is None else str(remark),
+        ext_fields={str(k): _text(v) for k, v in ext.items() if v is not None},
+        serialize_type=SerializeType.JSON,
+    )
+
+
+def _decode_binary_header(header: memoryview) -> RemotingCommand:
+    try:
+        code, language, version, opaque, flag = _BINARY_HEAD.unpack_from(header, 0)
+        position = _BINARY_HEAD.size
+        remark_length = _INT.unpack_from(header, position)[0]
+        remark = bytes(header[position + 4 : position + 4 + remark_length]).decode()
+        position += 4 + remark_length
+        fields_length = _INT.unpack_from(header, position)[0]
+        position += 4
+        fields_end = position + fields_length
+        if remark_length < 0 or fields_length < 0 or fields_end != len(header):
+            raise ProtocolError("binary header lengths do not add up")
+        ext: dict[str, str] = {}
+        while position < fields_end:
+            key_length = _SHORT.unpack_from(header, position)[0]
+            key = bytes(header[position + 2 : position + 2 + key_length]).decode()
+            position += 2 + key_length
+            value_length = _INT.unpack_from(header, position)[0]
+            ext[key] = bytes(header[position + 4 : position + 4 + value_length]).decode()
+            position += 4 + value_length
+            if key_length < 0 or value_length < 0 or position > fields_end:
+                raise ProtocolError("binary extFields run past the header")
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"binary header is malformed: {exc}") from exc
+    return RemotingCommand(
+        code=code,
+        language=LanguageCode.parse(language),
+        version=version,
+        opaque=opaque,
+        flag=flag,
+        remark=remark if remark_length else None,
+        ext_fields=ext,
+        serialize_type=SerializeType.ROCKETMQ,
+    )
