@@ -1,0 +1,136 @@
+"""The broker's settings and how broker.conf becomes them.
+
+Field names are RocketMQ's ``BrokerConfig`` / ``NettyServerConfig`` keys in snake_case
+(``brokerClusterName`` is ``broker_cluster_name``), with RocketMQ 4.9's defaults. A
+broker.conf may hold these keys and every ``MessageStoreConfig`` key; both are read here and
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orbitmq.common.config_binding import bind_properties
+from orbitmq.common.errors import ConfigError
+from orbitmq.common.java_properties import parse_properties
+from orbitmq.store.message_store_config import MessageStoreConfig
+
+log = logging.getLogger(__name__)
+
+#: RocketMQ's environment variable for the name server list (``NAMESRV_ADDR``).
+NAMESRV_ADDR_ENV = "NAMESRV_ADDR"
+PERM_READ = 0x1 << 2
+PERM_WRITE = 0x1 << 1
+
+
+@dataclass(slots=True)
+class BrokerConfig:
+    """Broker settings (RocketMQ's BrokerConfig and the server half of NettyServerConfig)."""
+
+    broker_cluster_name: str = "DefaultCluster"
+    broker_name: str = field(default_factory=socket.gethostname)
+    broker_id: int = 0
+    #: Name servers, "host:port;host:port".
+    namesrv_addr: str | None = None
+    broker_ip1: str = "127.0.0.1"
+    listen_port: int = 10911
+    broker_permission: int = PERM_READ | PERM_WRITE
+    default_topic_queue_nums: int = 8
+    auto_create_topic_enable: bool = True
+    cluster_topic_enable: bool = True
+    broker_topic_enable: bool = True
+    auto_create_subscription_group: bool = True
+    flush_consumer_offset_interval: int = 5000
+    send_thread_pool_queue_capacity: int = 10_000
+    pull_thread_pool_queue_capacity: int = 100_000
+    query_thread_pool_queue_capacity: int = 20_000
+    heartbeat_thread_pool_queue_capacity: int = 50_000
+    long_polling_enable: bool = True
+    short_polling_time_mills: int = 1000
+    notify_consumer_ids_changed_enable: bool = True
+    register_broker_timeout_mills: int = 6000
+    register_name_server_period: int = 30_000
+    transaction_time_out: int = 6000
+    transaction_check_max: int = 15
+    transaction_check_interval: int = 60_000
+    reject_transaction_message: bool = False
+    enable_property_filter: bool = False
+    slave_read_enable: bool = False
+    broker_fast_failure_enable: bool = True
+    wait_time_mills_in_send_queue: int = 200
+    wait_time_mills_in_pull_queue: int = 5000
+    server_channel_max_idle_time_seconds: int = 120
+    acl_enable: bool = False
+
+    @property
+    def namesrv_addresses(self) -> list[str]:
+        """The name servers as a list (RocketMQ separates them with ';')."""
+        return [a.strip() for a in (self.namesrv_addr or "").split(";") if a.strip()]
+
+    @property
+    def broker_addr(self) -> str:
+        return f"{self.broker_ip1}:{self.listen_port}"
+
+
+@dataclass(slots=True)
+class BrokerStartupConfig:
+    """Everything a broker starts with: its settings, its store's, and the keys it ignored."""
+
+    broker: BrokerConfig
+    store: MessageStoreConfig
+    unknown_keys: list[str]
+
+
+def load_broker_config(
+    path: str | os.PathLike[str] | None = None,
+    environ: dict[str, str] | None = None,
+) -> BrokerStartupConfig:
+    """Read broker.conf (if given) over the defaults; NAMESRV_ADDR from the environment
+    when the file does not set namesrvAddr, as RocketMQ does.
+
+    Raises ConfigError naming the key for a bad value or a missing file; unknown keys are
+    logged as warnings and returned.
+    """
+    environ = dict(os.environ) if environ is None else environ
+    broker = BrokerConfig(namesrv_addr=environ.get(NAMESRV_ADDR_ENV))
+    store = MessageStoreConfig()
+    unknown: list[str] = []
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read the broker config {path}: {exc.strerror}") from exc
+        unknown = bind_properties(parse_properties(text), [broker, store])
+        for key in unknown:
+            log.warning("%s: unknown key %r ignored", path, key)
+    _check(broker, store)
+    return BrokerStartupConfig(broker, store, unknown)
+
+
+def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
+    """Values RocketMQ would refuse or misbehave with, named by their keys."""
+    if not 0 < broker.listen_port < 65536:
+        raise ConfigError(f"listenPort: {broker.listen_port} is not a port (1..65535)")
+    if broker.broker_id < 0:
+        raise ConfigError(f"brokerId: {broker.broker_id} is negative")
+    if broker.default_topic_queue_nums <= 0:
+        raise ConfigError(f"defaultTopicQueueNums: {broker.default_topic_queue_nums} must be > 0")
+    if store.mapped_file_size_commit_log < 4096:
+        raise ConfigError(
+            f"mappedFileSizeCommitLog: {store.mapped_file_size_commit_log} is under 4096 bytes"
+        )
+    if store.mapped_file_size_consume_queue % 20 or store.mapped_file_size_consume_queue <= 0:
+        raise ConfigError(
+            f"mappedFileSizeConsumeQueue: {store.mapped_file_size_consume_queue} is not a "
+            "positive multiple of 20 (the consume-queue unit)"
+        )
+    if store.max_message_size <= 0:
+        raise ConfigError(f"maxMessageSize: {store.max_message_size} must be > 0")
+    if not 10 <= store.disk_max_used_space_ratio <= 95:
+        raise ConfigError(
+            f"diskMaxUsedSpaceRatio: {store.disk_max_used_space_ratio} is outside 10..95"
+        )
