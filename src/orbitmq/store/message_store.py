@@ -19,6 +19,7 @@ from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
 from orbitmq.common.message import MessageExt, MessageExtBatch, MessageExtBrokerInner, SocketAddress
 from orbitmq.common.message_decoder import decode_message
+from orbitmq.common.service import Service
 from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
 from orbitmq.store.commit_log import CommitLog, EncodedRecords
 from orbitmq.store.consume_queue import ConsumeQueue
@@ -43,6 +44,7 @@ from orbitmq.store.reput_message_service import (
     ReputMessageService,
 )
 from orbitmq.store.running_flags import RunningFlags
+from orbitmq.store.schedule_message_service import ScheduleMessageService
 from orbitmq.store.store_checkpoint import StoreCheckpoint
 
 log = logging.getLogger(__name__)
@@ -106,6 +108,9 @@ class MessageStore:
         self.clean_resource_service = CleanResourceService(
             config, self.clean_commit_log_service, self._clean_logic
         )
+        self.schedule_message_service: ScheduleMessageService | None = None
+        if config.broker_role is not BrokerRole.SLAVE:
+            self.schedule_message_service = ScheduleMessageService(self)
         self.recovery_report: RecoveryReport | None = None
         self._started = False
         self._shutdown = False
@@ -138,6 +143,8 @@ class MessageStore:
         # for the dispatch to catch up, then recomputes the table).
         self.reput_message_service.do_reput()
         self._recover_topic_queue_table()
+        if self.schedule_message_service is not None:
+            self.schedule_message_service.load()
         self.recovery_report = report
         return report
 
@@ -188,22 +195,17 @@ class MessageStore:
         if self._started and self.reput_message_service.behind_bytes == 0:
             os.unlink(self.config.abort_file)
 
-    def _services(
-        self,
-    ) -> Iterator[
-        FlushRealTimeService
-        | GroupCommitService
-        | ReputMessageService
-        | FlushConsumeQueueService
-        | CleanResourceService
-    ]:
+    def _services(self) -> Iterator[Service]:
+        """Background services, in shutdown order: producers of writes before flushers."""
+        if self.schedule_message_service is not None:
+            yield self.schedule_message_service
+        yield self.clean_resource_service
+        yield self.reput_message_service
         if self.flush_real_time_service is not None:
             yield self.flush_real_time_service
         if self.group_commit_service is not None:
             yield self.group_commit_service
-        yield self.reput_message_service
         yield self.flush_consume_queue_service
-        yield self.clean_resource_service
 
     # -- puts -----------------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ class MessageStoreConfig:
     max_transfer_count_on_message_in_disk: int = 8
     access_message_in_memory_max_ratio: int = 40
     message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
+    flush_delay_offset_interval: int = 10_000
     #: How long the reput loop sleeps when the commit log has nothing new, in ms.
     reput_idle_interval: int = 1000
 

@@ -1,0 +1,160 @@
+"""ScheduleMessageService: delivers delayed messages when their time comes (R33).
+
+A message sent with delay level L is stored in SCHEDULE_TOPIC_XXXX, queue L - 1, with its
+real topic and queue in REAL_TOPIC / REAL_QID; its consume-queue tag code is the delivery
+time. This service walks each level's queue in order, and once a message is due, stores it
+again in its real topic (DELAY removed) and moves that level's offset on. Offsets are kept in
+config/delayOffset.json, so a restart neither loses nor repeats more than the last interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from orbitmq.common import message_const as mc
+from orbitmq.common.config_file import ConfigFile
+from orbitmq.common.errors import MessageFormatError
+from orbitmq.common.message import MessageExt, MessageExtBrokerInner
+from orbitmq.common.message_decoder import decode_message
+from orbitmq.common.service import Service
+from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
+from orbitmq.store.consume_queue import ConsumeQueue, is_message_unit
+from orbitmq.store.put_message_result import PutMessageStatus
+
+if TYPE_CHECKING:
+    from orbitmq.store.message_store import MessageStore
+
+log = logging.getLogger(__name__)
+
+#: RocketMQ's pause before retrying a level whose delivery failed, or polling for new ones.
+DELAY_FOR_A_WHILE_S = 0.1
+
+
+def message_timeup(message: MessageExt) -> MessageExtBrokerInner | None:
+    """The message as it must appear in its real topic; None if it lost its destination."""
+    properties = dict(message.properties)
+    topic = properties.get(mc.PROPERTY_REAL_TOPIC)
+    queue_id = properties.get(mc.PROPERTY_REAL_QUEUE_ID, "")
+    if not topic or not queue_id.isdigit():
+        return None
+    properties.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
+    # Delivery is not a client's send: it must not wait for a sync flush.
+    properties[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"
+    return MessageExtBrokerInner(
+        topic=topic,
+        body=message.body,
+        flag=message.flag,
+        properties=properties,
+        queue_id=int(queue_id),
+        sys_flag=message.sys_flag,
+        born_timestamp=message.born_timestamp,
+        born_host=message.born_host,
+        reconsume_times=message.reconsume_times,
+    )
+
+
+class ScheduleMessageService(Service):
+    """Owns the delivery offset of every delay level and the thread that delivers.
+
+    ``deliver_due`` may also be called directly (tests, a stopped service); the offset table
+    is only touched from one thread at a time.
+    """
+
+    def __init__(self, store: MessageStore):
+        super().__init__()
+        self._store = store
+        self._levels_ms = store.delay_levels_ms
+        self._file = ConfigFile(store.config.config_file("delayOffset"))
+        self.offset_table: dict[int, int] = {}
+        self._persisted: dict[int, int] = {}
+
+    def load(self) -> None:
+        """Read delayOffset.json ({"offsetTable": {level: offset}}), .bak if need be."""
+        saved: Any = self._file.load() or {}
+        table = saved.get("offsetTable", {}) if isinstance(saved, dict) else {}
+        self.offset_table = {
+            int(level): int(offset)
+            for level, offset in table.items()
+            if str(level).isdigit() and 1 <= int(level) <= len(self._levels_ms)
+        }
+        self._persisted = dict(self.offset_table)
+
+    def persist(self) -> None:
+        if self.offset_table != self._persisted:
+            self._file.save({"offsetTable": dict(sorted(self.offset_table.items()))})
+            self._persisted = dict(self.offset_table)
+
+    def deliver_due(self) -> float | None:
+        """Deliver every due message of every level; seconds until the next waiting one is
+        due (None when none waits). A failed delivery is retried after a short while."""
+        now = self._store.clock.now_ms()
+        waits = []
+        for level in range(1, len(self._levels_ms) + 1):
+            queue = self._store.find_consume_queue(RMQ_SYS_SCHEDULE_TOPIC, level - 1)
+            wait_ms = self._deliver_level(level, queue, now) if queue is not None else None
+            if wait_ms is not None:
+                waits.append(wait_ms)
+        return max(min(waits), 0) / 1000 if waits else None
+
+    def _deliver_level(self, level: int, queue: ConsumeQueue, now: int) -> float | None:
+        """Deliver the due messages of one level; ms until its next message is due."""
+        offset = max(self.offset_table.get(level, 0), queue.min_offset_in_queue)
+        end = queue.max_offset_in_queue
+        wait_ms: float | None = None
+        while offset < end:
+            unit = queue.read_unit(offset)
+            if unit is None or not is_message_unit(unit[0], unit[1]):
+                offset += 1
+                continue
+            # A time further out than the level's delay (a clock that jumped) means now.
+            deliver_at = unit[2] if unit[2] <= now + self._levels_ms[level - 1] else now
+            if deliver_at > now:
+                wait_ms = deliver_at - now
+                break
+            if not self._deliver(unit[0], unit[1]):
+                wait_ms = DELAY_FOR_A_WHILE_S * 1000
+                break
+            offset += 1
+        self.offset_table[level] = offset
+        return wait_ms
+
+    def _deliver(self, commit_log_offset: int, size: int) -> bool:
+        """Store one due message in its real topic; False to retry it later."""
+        record = self._store.select_one_message_by_offset(commit_log_offset, size)
+        if record is None:
+            return True  # its commit log file was retired: nothing left to deliver
+        try:
+            inner = message_timeup(decode_message(record))
+        except MessageFormatError:
+            log.exception("skipping an undecodable delayed message at %d", commit_log_offset)
+            return True
+        if inner is None:
+            log.error("delayed message at %d has no REAL_TOPIC/REAL_QID", commit_log_offset)
+            return True
+        result = self._store.put_message(inner)
+        if result.status is PutMessageStatus.PUT_OK:
+            return True
+        log.warning(
+            "delivering a delayed message failed (%s %s); retrying", result.status, result.remark
+        )
+        return False
+
+    def run(self) -> None:
+        interval_s = self._store.config.flush_delay_offset_interval / 1000
+        last_persist = time.monotonic()
+        while not self.is_stopped():
+            try:
+                wait_s = self.deliver_due()
+            except OSError:
+                log.exception("delayed delivery failed; retrying")
+                wait_s = DELAY_FOR_A_WHILE_S
+            if time.monotonic() - last_persist >= interval_s:
+                self.persist()
+                last_persist = time.monotonic()
+            # New delayed messages may arrive at any time: poll as RocketMQ does.
+            self.wait_for_running(
+                min(wait_s, DELAY_FOR_A_WHILE_S) if wait_s else DELAY_FOR_A_WHILE_S
+            )
+        self.persist()

@@ -1,0 +1,142 @@
+"""Delayed messages wait in SCHEDULE_TOPIC_XXXX and reach their real topic when due (R33)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from orbitmq.common import MessageExtBrokerInner, decode_message
+from orbitmq.common import message_const as mc
+from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
+from orbitmq.store import GetMessageStatus, MessageStore
+from orbitmq.testing import ManualClock
+from tests.conftest import StoreFactory
+from tests.support import make_message, small_config
+
+START_MS = 1_700_000_000_000
+
+
+def _delayed(
+    level: int, body: bytes, topic: str = "RealTopic", queue_id: int = 1
+) -> MessageExtBrokerInner:
+    return make_message(
+        topic,
+        body,
+        queue_id=queue_id,
+        tags="TagD",
+        keys=body.decode(),
+        properties={mc.PROPERTY_DELAY_TIME_LEVEL: str(level)},
+    )
+
+
+def _bodies(store: MessageStore, topic: str = "RealTopic", queue_id: int = 1) -> list[bytes]:
+    got = store.get_message("g", topic, queue_id, 0, 32)
+    return [decode_message(b).body for b in got.message_buffers]
+
+
+def test_a_message_arrives_in_its_real_topic_when_due(store_factory: StoreFactory) -> None:
+    clock = ManualClock(START_MS)
+    store = store_factory(clock=clock, start=False)
+    schedule = store.schedule_message_service
+    assert schedule is not None
+    assert store.put_message(_delayed(2, b"in-5s")).is_ok
+    store.reput_message_service.do_reput()
+
+    assert 4.9 <= schedule.deliver_due() <= 5.0
+    store.reput_message_service.do_reput()
+    assert store.get_message("g", "RealTopic", 1, 0, 32).status is (
+        GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    )
+
+    clock.advance(5000)
+    schedule.deliver_due()
+    store.reput_message_service.do_reput()
+    got = store.get_message("g", "RealTopic", 1, 0, 32)
+    assert got.status is GetMessageStatus.FOUND
+    delivered = decode_message(got.message_buffers[0])
+    assert delivered.body == b"in-5s"
+    assert mc.PROPERTY_DELAY_TIME_LEVEL not in delivered.properties
+    assert delivered.properties[mc.PROPERTY_REAL_TOPIC] == "RealTopic"
+    assert delivered.properties[mc.PROPERTY_TAGS] == "TagD"
+    assert delivered.store_timestamp == START_MS + 5000
+    assert schedule.offset_table[2] == 1
+    found = store.query_message("RealTopic", "in-5s", 32, 0, 2**62)
+    assert len(found.message_buffers) == 1
+
+
+def test_levels_deliver_independently_and_in_order(store_factory: StoreFactory) -> None:
+    clock = ManualClock(START_MS)
+    store = store_factory(clock=clock, start=False)
+    for body, level in ((b"a-10s", 3), (b"b-1s", 1), (b"c-1s", 1), (b"d-10s", 3)):
+        assert store.put_message(_delayed(level, body)).is_ok
+    store.reput_message_service.do_reput()
+    schedule = store.schedule_message_service
+    assert schedule is not None
+    clock.advance(1000)
+    schedule.deliver_due()
+    store.reput_message_service.do_reput()
+    assert _bodies(store) == [b"b-1s", b"c-1s"]
+    clock.advance(9000)
+    schedule.deliver_due()
+    store.reput_message_service.do_reput()
+    assert _bodies(store) == [b"b-1s", b"c-1s", b"a-10s", b"d-10s"]
+    assert schedule.offset_table == {1: 2, 3: 2}
+
+
+def test_progress_survives_a_restart_without_delivering_twice(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    clock = ManualClock(START_MS)
+    root = tmp_path / "store"
+    store = store_factory(root, clock=clock, start=False)
+    assert store.put_message(_delayed(1, b"once")).is_ok
+    assert store.put_message(_delayed(4, b"later")).is_ok
+    store.reput_message_service.do_reput()
+    clock.advance(1000)
+    assert store.schedule_message_service is not None
+    store.schedule_message_service.deliver_due()
+    store.schedule_message_service.persist()
+    store.shutdown()
+    saved = json.loads((root / "config" / "delayOffset.json").read_text())
+    assert saved == {"offsetTable": {"1": 1, "4": 0}}
+
+    reopened = store_factory(root, clock=clock, start=False)
+    assert reopened.schedule_message_service is not None
+    assert reopened.schedule_message_service.offset_table == {1: 1, 4: 0}
+    clock.advance(30_000)
+    reopened.schedule_message_service.deliver_due()
+    reopened.reput_message_service.do_reput()
+    assert _bodies(reopened) == [b"once", b"later"]
+
+
+def test_a_delivery_time_beyond_the_level_is_treated_as_now(store_factory: StoreFactory) -> None:
+    clock = ManualClock(START_MS + 3_600_000)
+    store = store_factory(clock=clock, start=False)
+    assert store.put_message(_delayed(1, b"from-the-future")).is_ok
+    store.reput_message_service.do_reput()
+    clock.set(START_MS)  # the clock stepped back an hour: due time is far beyond 1 s
+    assert store.schedule_message_service is not None
+    store.schedule_message_service.deliver_due()
+    store.reput_message_service.do_reput()
+    assert _bodies(store) == [b"from-the-future"]
+
+
+def test_the_running_service_delivers_on_its_own(tmp_path: Path) -> None:
+    arrived = threading.Event()
+
+    def listener(topic: str, queue_id: int, max_offset: int) -> None:
+        if topic == "RealTopic":
+            arrived.set()
+
+    store = MessageStore(small_config(tmp_path / "store"), message_arriving_listener=listener)
+    store.load()
+    store.start()
+    try:
+        assert store.put_message(_delayed(1, b"auto")).is_ok
+        assert store.get_max_offset_in_queue("RealTopic", 1) == 0
+        assert arrived.wait(10), "a level-1 message was not delivered within 10 s"
+        assert _bodies(store) == [b"auto"]
+        assert store.get_max_offset_in_queue(RMQ_SYS_SCHEDULE_TOPIC, 0) == 1
+    finally:
+        store.shutdown()
