@@ -1,0 +1,83 @@
+"""Typed remoting bodies: the JSON that rides in a RemotingCommand's body.
+
+Each body is a dataclass with RocketMQ's member names (``from_json`` / ``to_json``). Reading
+accepts fastjson's non-standard output (unquoted integer and object map keys); writing is
+always standard JSON.
+"""
+
+from orbitmq.protocol.body.cluster import ClusterInfo, KVTable, RegisterBrokerBody
+from orbitmq.protocol.body.errors import BodyError
+from orbitmq.protocol.body.heartbeat import (
+    EXPRESSION_TYPE_TAG,
+    SUB_ALL,
+    ConsumeFromWhere,
+    ConsumerData,
+    ConsumeType,
+    GetConsumerListByGroupResponseBody,
+    HeartbeatData,
+    MessageModel,
+    ProducerData,
+    SubscriptionData,
+)
+from orbitmq.protocol.body.json_codec import Body, json_name
+from orbitmq.protocol.body.json_text import dumps_body, fastjson_to_standard, loads_body
+from orbitmq.protocol.body.lock import (
+    LockBatchRequestBody,
+    LockBatchResponseBody,
+    UnlockBatchRequestBody,
+)
+from orbitmq.protocol.body.offset import (
+    TOPIC_GROUP_SEPARATOR,
+    ConsumerOffsetSerializeWrapper,
+    ResetOffsetBody,
+)
+from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
+from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
+from orbitmq.protocol.body.topic import (
+    DataVersion,
+    TopicConfig,
+    TopicConfigSerializeWrapper,
+    TopicFilterType,
+    TopicList,
+)
+
+__all__ = [
+    "EXPRESSION_TYPE_TAG",
+    "MASTER_ID",
+    "SUB_ALL",
+    "TOPIC_GROUP_SEPARATOR",
+    "Body",
+    "BodyError",
+    "BrokerData",
+    "ClusterInfo",
+    "ConsumeFromWhere",
+    "ConsumeStats",
+    "ConsumeType",
+    "ConsumerData",
+    "ConsumerOffsetSerializeWrapper",
+    "DataVersion",
+    "GetConsumerListByGroupResponseBody",
+    "HeartbeatData",
+    "KVTable",
+    "LockBatchRequestBody",
+    "LockBatchResponseBody",
+    "MessageModel",
+    "OffsetWrapper",
+    "ProducerData",
+    "QueueData",
+    "RegisterBrokerBody",
+    "ResetOffsetBody",
+    "SubscriptionData",
+    "TopicConfig",
+    "TopicConfigSerializeWrapper",
+    "TopicFilterType",
+    "TopicList",
+    "TopicOffset",
+    "TopicRouteData",
+    "TopicStatsTable",
+    "UnlockBatchRequestBody",
+    "dumps_body",
+    "fastjson_to_standard",
+    "json_name",
+    "loads_body",
+]
