@@ -1,0 +1,54 @@
+"""The asyncio transport for RocketMQ remoting: ``RemotingServer`` (one table code ->
+processor), ``RemotingClient`` (opaque -> future, one connection per address), connection
+lifetime and idle close, and the single boundary where failures become REQUEST_CODE_NOT_SUPPORTED,
+SYSTEM_BUSY and SYSTEM_ERROR. Bytes are framed by ``orbitmq.protocol``."""
+
+from orbitmq.remoting.channel import Channel
+from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
+from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
+from orbitmq.remoting.errors import (
+    RemotingConnectError,
+    RemotingError,
+    RemotingSendRequestError,
+    RemotingTimeoutError,
+)
+from orbitmq.remoting.event_loop import install_uvloop, new_event_loop, run, uvloop_available
+from orbitmq.remoting.processor_table import (
+    NOT_SUPPORTED_REMARK,
+    OVERLOAD_REMARK,
+    REJECT_REQUEST_REMARK,
+    ProcessorTable,
+    Registration,
+    exception_simple_desc,
+)
+from orbitmq.remoting.remoting_client import RemotingClient, parse_address
+from orbitmq.remoting.remoting_server import RemotingServer
+from orbitmq.remoting.request_executor import DEFAULT_CAPACITY, RequestExecutor
+from orbitmq.remoting.request_processor import RequestProcessor
+
+__all__ = [
+    "DEFAULT_CAPACITY",
+    "NOT_SUPPORTED_REMARK",
+    "OVERLOAD_REMARK",
+    "REJECT_REQUEST_REMARK",
+    "Channel",
+    "ChannelContext",
+    "ChannelEventListener",
+    "ChannelEventListeners",
+    "ProcessorTable",
+    "Registration",
+    "RemotingClient",
+    "RemotingConnectError",
+    "RemotingError",
+    "RemotingSendRequestError",
+    "RemotingServer",
+    "RemotingTimeoutError",
+    "RequestExecutor",
+    "RequestProcessor",
+    "exception_simple_desc",
+    "install_uvloop",
+    "new_event_loop",
+    "parse_address",
+    "run",
+    "uvloop_available",
+]

@@ -1,0 +1,192 @@
+"""``RemotingServer``: accepts RocketMQ remoting connections and routes their requests."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl as ssl_module
+from types import TracebackType
+from typing import Final
+
+from orbitmq.common.errors import ConfigError
+from orbitmq.protocol import MAX_FRAME_BYTES
+from orbitmq.remoting.channel import DEFAULT_WRITE_BUFFER_HIGH_BYTES, Channel
+from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
+from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
+from orbitmq.remoting.processor_table import ProcessorTable
+from orbitmq.remoting.request_executor import RequestExecutor
+from orbitmq.remoting.request_processor import RequestProcessor
+
+log = logging.getLogger(__name__)
+
+#: RocketMQ's serverChannelMaxIdleTimeSeconds.
+DEFAULT_CHANNEL_MAX_IDLE_S: Final = 120.0
+#: RocketMQ's serverSocketBacklog.
+DEFAULT_BACKLOG: Final = 1024
+
+
+class RemotingServer:
+    """Owns a listening socket, the connections it accepted and its ``ProcessorTable``
+    (RocketMQ's ``NettyRemotingServer``).
+
+    Wiring registers every code with its processor before ``start`` (one visible table:
+    ``table.registrations``). Each connection is a ``Channel``: requests are processed as
+    tasks bounded by their executor, answers keep the request's opaque and serialize type,
+    a malformed frame closes that connection only, and a connection idle for
+    ``channel_max_idle_s`` is closed. Listeners added with ``add_listener`` hear every
+    connect, close, exception and idle (registries clear a client's state on close).
+
+    ``port`` is the bound port once started (pass 0 to let the OS choose). ``ssl`` is handed
+    to asyncio as is (TLS is then mandatory on this port). Use from one event loop; not
+    thread-safe.
+    """
+
+    def __init__(
+        self,
+        host: str = "0.0.0.0",
+        port: int = 0,
+        *,
+        channel_max_idle_s: float | None = DEFAULT_CHANNEL_MAX_IDLE_S,
+        ssl: ssl_module.SSLContext | None = None,
+        backlog: int = DEFAULT_BACKLOG,
+        write_buffer_high_bytes: int = DEFAULT_WRITE_BUFFER_HIGH_BYTES,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        table: ProcessorTable | None = None,
+    ) -> None:
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"listenPort {port} is outside 0..65535")
+        if channel_max_idle_s is not None and channel_max_idle_s <= 0:
+            raise ConfigError(
+                f"serverChannelMaxIdleTimeSeconds {channel_max_idle_s} must be above 0"
+            )
+        self.host = host
+        self._requested_port = port
+        self.channel_max_idle_s = channel_max_idle_s
+        self._ssl = ssl
+        self._backlog = backlog
+        self._write_buffer_high_bytes = write_buffer_high_bytes
+        self._max_frame_bytes = max_frame_bytes
+        self.table = table or ProcessorTable()
+        self._channels: dict[int, Channel] = {}
+        self._listeners = ChannelEventListeners()
+        self._events = ChannelEventListeners()
+        self._events.add(_Tracker(self._channels))
+        self._events.add(self._listeners)
+        self._server: asyncio.Server | None = None
+        self._port: int | None = None
+
+    # -- wiring -------------------------------------------------------------------------------
+
+    def register_processor(
+        self,
+        code: int,
+        processor: RequestProcessor,
+        executor: RequestExecutor | int | None = None,
+    ) -> None:
+        """Route ``code`` to ``processor``; see ``ProcessorTable.register_processor``."""
+        self.table.register_processor(code, processor, executor)
+
+    def register_default_processor(
+        self, processor: RequestProcessor, executor: RequestExecutor | int | None = None
+    ) -> None:
+        self.table.register_default_processor(processor, executor)
+
+    def add_listener(self, listener: ChannelEventListener) -> None:
+        self._listeners.add(listener)
+
+    # -- lifetime -----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port; only once started."""
+        if self._port is None:
+            raise RuntimeError("RemotingServer is not started")
+        return self._port
+
+    @property
+    def is_serving(self) -> bool:
+        return self._server is not None and self._server.is_serving()
+
+    @property
+    def channels(self) -> list[ChannelContext]:
+        """The open connections, oldest first."""
+        return list(self._channels.values())
+
+    async def start(self) -> None:
+        if self._server is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            self._new_channel,
+            self.host,
+            self._requested_port,
+            ssl=self._ssl,
+            backlog=self._backlog,
+            reuse_address=True,
+        )
+        self._port = int(self._server.sockets[0].getsockname()[1])
+        log.info("remoting server listening on %s:%d", self.host, self._port)
+
+    async def stop(self, grace_s: float = 1.0) -> None:
+        """Stop accepting, give requests in progress up to ``grace_s`` to answer, close every
+        connection (listeners hear on_close), and cancel what is still running."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        channels = list(self._channels.values())
+        tasks = {task for channel in channels for task in channel.pending_tasks}
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace_s)
+        for channel in channels:
+            channel.close()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        closing = [asyncio.ensure_future(channel.wait_closed()) for channel in channels]
+        if closing:
+            _, late = await asyncio.wait(closing, timeout=grace_s)
+            for channel in channels:
+                if not channel.is_closed:
+                    channel.abort()  # a peer that does not read its last answers
+            if late:
+                await asyncio.wait(late, timeout=grace_s)
+        await server.wait_closed()
+        log.info("remoting server on port %s stopped", self._port)
+
+    async def __aenter__(self) -> RemotingServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _new_channel(self) -> Channel:
+        return Channel(
+            self.table,
+            self._events,
+            max_idle_s=self.channel_max_idle_s,
+            pause_reading_when_blocked=True,
+            write_buffer_high_bytes=self._write_buffer_high_bytes,
+            max_frame_bytes=self._max_frame_bytes,
+        )
+
+
+class _Tracker(ChannelEventListener):
+    """Keeps the server's table of open connections; heard before any user listener."""
+
+    def __init__(self, channels: dict[int, Channel]) -> None:
+        self._channels = channels
+
+    def on_connect(self, ctx: ChannelContext) -> None:
+        if isinstance(ctx, Channel):
+            self._channels[ctx.id] = ctx
+
+    def on_close(self, ctx: ChannelContext) -> None:
+        self._channels.pop(ctx.id, None)

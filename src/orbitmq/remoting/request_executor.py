@@ -1,0 +1,82 @@
+"""``RequestExecutor``: RocketMQ's per-processor thread pool and its bounded queue, for tasks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
+
+from orbitmq.common.errors import ConfigError
+
+T = TypeVar("T")
+
+#: RocketMQ's largest processor queue (sendThreadPoolQueueCapacity, 10000): the default bound
+#: where RocketMQ would use an unbounded queue (its publicExecutor).
+DEFAULT_CAPACITY: Final = 10_000
+
+
+class RequestExecutor:
+    """Owns the admission count of the request tasks of the codes it serves.
+
+    At most ``capacity`` requests are admitted and not yet finished (running or waiting to
+    run); a request beyond that is refused, and the transport answers SYSTEM_BUSY, so memory
+    stays bounded however fast requests arrive. Of the admitted, at most ``concurrency`` run
+    at once (None: all of them), like the threads of RocketMQ's pool: a broker that wants its
+    sends in arrival order gives that executor ``concurrency=1``.
+
+    One executor may serve several codes and several servers (RocketMQ's
+    sendMessageExecutor serves SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE, on both
+    broker ports). Confined to one event loop; not thread-safe.
+    """
+
+    def __init__(self, name: str, capacity: int, concurrency: int | None = None) -> None:
+        if capacity < 1:
+            raise ConfigError(f"RequestExecutor {name!r}: capacity {capacity} is below 1")
+        if concurrency is not None and concurrency < 1:
+            raise ConfigError(f"RequestExecutor {name!r}: concurrency {concurrency} is below 1")
+        self.name = name
+        self.capacity = capacity
+        self.concurrency = concurrency
+        self._admitted = 0
+        #: Requests refused because ``capacity`` were in (a counter for stats).
+        self.refused = 0
+        self._refusal_logged_at = float("-inf")
+        self._slots = asyncio.Semaphore(concurrency) if concurrency is not None else None
+
+    def __repr__(self) -> str:
+        return (
+            f"RequestExecutor({self.name!r}, admitted={self._admitted}, "
+            f"capacity={self.capacity}, concurrency={self.concurrency})"
+        )
+
+    @property
+    def admitted(self) -> int:
+        """Requests admitted and not yet finished."""
+        return self._admitted
+
+    def try_admit(self) -> bool:
+        """Count one more request in, or return False when ``capacity`` are in already.
+        Every True must be matched by one ``release``."""
+        if self._admitted >= self.capacity:
+            return False
+        self._admitted += 1
+        return True
+
+    def release(self) -> None:
+        self._admitted -= 1
+
+    def note_refusal(self, now_s: float) -> bool:
+        """Count a refused request; True at most once per 10 s, so overload is logged
+        without flooding the log (RocketMQ samples the same warning)."""
+        self.refused += 1
+        if now_s - self._refusal_logged_at < 10.0:
+            return False
+        self._refusal_logged_at = now_s
+        return True
+
+    async def run(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Start ``work()`` once a concurrency slot is free and await it."""
+        if self._slots is None:
+            return await work()
+        async with self._slots:
+            return await work()
