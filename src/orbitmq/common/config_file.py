@@ -3,19 +3,24 @@
 A save writes ``name.tmp`` and syncs it, moves the current file to ``name.bak``, then moves
 the temporary file into place and syncs the directory. At every instant either ``name`` or
 ``name.bak`` is a complete file; a load falls back to ``.bak`` when ``name`` is missing or
-does not parse.
+does not parse; if both exist and neither parses, loading is an error.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
+from orbitmq.common.errors import ConfigError, OrbitError
+
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class ConfigFile:
@@ -50,14 +55,40 @@ class ConfigFile:
             os.close(dir_fd)
 
     def load(self) -> Any | None:
-        """The saved JSON; from ``.bak`` when the main file is missing or broken; else None."""
+        """The saved JSON; see ``load_with``."""
+        return self.load_with(orjson.loads)
+
+    def load_with(self, parse: Callable[[bytes], T]) -> T | None:
+        """``parse`` of the main file, or of ``.bak`` when the main file is missing, empty or
+        does not parse; None when neither exists (a first start).
+
+        Raises ConfigError naming both files when one exists but neither parses: starting
+        with an empty table would silently lose what they held.
+        """
+        problems: list[str] = []
         for candidate in (self.path, self.backup_path):
             try:
                 content = candidate.read_bytes()
             except FileNotFoundError:
                 continue
+            except OSError as exc:
+                problems.append(f"{candidate}: {exc.strerror}")
+                continue
+            if not content.strip():  # as RocketMQ, an empty file counts as absent
+                log.warning("config file %s is empty; trying its backup", candidate)
+                continue
             try:
-                return orjson.loads(content)
-            except orjson.JSONDecodeError as exc:
+                parsed = parse(content)
+            except (ValueError, OrbitError) as exc:
                 log.warning("config file %s does not parse (%s); trying its backup", candidate, exc)
+                problems.append(f"{candidate}: {exc}")
+                continue
+            if candidate == self.backup_path:
+                log.warning("loaded %s from its backup", self.path)
+            return parsed
+        if problems:
+            raise ConfigError(
+                f"cannot load {self.path} nor its backup; fix or remove them: "
+                + "; ".join(problems)
+            )
         return None

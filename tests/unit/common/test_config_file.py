@@ -12,6 +12,7 @@ import pytest
 
 from orbitmq.common import ConfigFile
 from orbitmq.common import config_file as config_file_module
+from orbitmq.common.errors import ConfigError
 
 
 def read_json(path: Path) -> Any:
@@ -75,11 +76,12 @@ def test_load_falls_back_to_bak_when_the_file_is_garbage(tmp_path: Path) -> None
     assert config.load() == {"v": 1}
 
 
-def test_both_broken_loads_none(tmp_path: Path) -> None:
+def test_both_broken_is_an_error_naming_the_file(tmp_path: Path) -> None:
     config = ConfigFile(tmp_path / "c.json")
     (tmp_path / "c.json").write_bytes(b"{")
     (tmp_path / "c.json.bak").write_bytes(b"")
-    assert config.load() is None
+    with pytest.raises(ConfigError, match=r"cannot load .*c\.json nor its backup"):
+        config.load()
 
 
 def test_a_stale_longer_tmp_file_does_not_leak_into_the_next_save(tmp_path: Path) -> None:

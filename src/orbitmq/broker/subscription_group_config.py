@@ -1,0 +1,49 @@
+"""A consumer group's settings on one broker (RocketMQ's ``SubscriptionGroupConfig``) and the
+body subscriptionGroup.json holds (``SubscriptionGroupManager`` as fastjson writes it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from orbitmq.protocol.body import MASTER_ID, Body, DataVersion
+
+#: Groups RocketMQ creates whenever they are asked for, whatever autoCreateSubscriptionGroup
+#: says (``MixAll.isSysConsumerGroup``).
+CID_RMQ_SYS_PREFIX: Final = "CID_RMQ_SYS_"
+TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
+FILTERSRV_CONSUMER_GROUP: Final = "FILTERSRV_CONSUMER"
+SELF_TEST_CONSUMER_GROUP: Final = "SELF_TEST_C_GROUP"
+ONS_HTTP_PROXY_GROUP: Final = "CID_ONS-HTTP-PROXY"
+CID_ONSAPI_PERMISSION_GROUP: Final = "CID_ONSAPI_PERMISSION"
+CID_ONSAPI_OWNER_GROUP: Final = "CID_ONSAPI_OWNER"
+CID_ONSAPI_PULL_GROUP: Final = "CID_ONSAPI_PULL"
+CID_SYS_RMQ_TRANS: Final = "CID_RMQ_SYS_TRANS"
+
+
+def is_sys_consumer_group(group: str) -> bool:
+    return group.startswith(CID_RMQ_SYS_PREFIX)
+
+
+@dataclass(slots=True)
+class SubscriptionGroupConfig(Body):
+    """How one consumer group may consume: enabled, retry queues and times, which broker
+    serves it when it is slow. Plain data, owned by its manager."""
+
+    group_name: str = ""
+    consume_enable: bool = True
+    consume_from_min_enable: bool = True
+    consume_broadcast_enable: bool = True
+    retry_queue_nums: int = 1
+    retry_max_times: int = 16
+    broker_id: int = MASTER_ID
+    which_broker_when_consume_slowly: int = 1
+    notify_consumer_ids_changed_enable: bool = True
+
+
+@dataclass(slots=True)
+class SubscriptionGroupWrapper(Body):
+    """subscriptionGroup.json: every group by name and the version of that table."""
+
+    subscription_group_table: dict[str, SubscriptionGroupConfig] = field(default_factory=dict)
+    data_version: DataVersion = field(default_factory=DataVersion)
