@@ -1,0 +1,128 @@
+"""``BrokerRegistrationProcessor``: REGISTER_BROKER, UNREGISTER_BROKER and QUERY_DATA_VERSION
+(the broker-facing half of RocketMQ's ``DefaultRequestProcessor``)."""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from orbitmq.namesrv.route_info_manager import RouteInfoManager
+from orbitmq.protocol import (
+    DataVersion,
+    QueryDataVersionRequestHeader,
+    QueryDataVersionResponseHeader,
+    RegisterBrokerBody,
+    RegisterBrokerRequestHeader,
+    RegisterBrokerResponseHeader,
+    RemotingCommand,
+    RequestCode,
+    ResponseCode,
+    TopicConfigSerializeWrapper,
+    UnRegisterBrokerRequestHeader,
+)
+from orbitmq.remoting import ChannelContext
+
+log = logging.getLogger(__name__)
+
+#: RocketMQ's remark when the body does not match its header's bodyCrc32.
+CRC32_NOT_MATCH_REMARK: Final = "crc32 not match"
+
+Handler = Callable[[ChannelContext, RemotingCommand], Awaitable[RemotingCommand]]
+
+
+def body_crc32(body: bytes) -> int:
+    """RocketMQ's ``UtilAll.crc32``: CRC32 with the sign bit cleared."""
+    return zlib.crc32(body) & 0x7FFFFFFF
+
+
+class BrokerRegistrationProcessor:
+    """Answers the codes brokers send to a name server. Owns no state: the route table is
+    the ``RouteInfoManager``'s, the order-topic configuration the ``KVConfigManager``'s.
+    Both are thread-safe, so requests may run concurrently."""
+
+    def __init__(self, routes: RouteInfoManager, kv_config: KVConfigManager) -> None:
+        self._routes = routes
+        self._kv_config = kv_config
+        self._handlers: dict[int, Handler] = {
+            RequestCode.REGISTER_BROKER: self._register_broker,
+            RequestCode.UNREGISTER_BROKER: self._unregister_broker,
+            RequestCode.QUERY_DATA_VERSION: self._query_data_version,
+        }
+
+    @property
+    def codes(self) -> list[int]:
+        """The request codes this processor answers."""
+        return list(self._handlers)
+
+    def reject_request(self) -> bool:
+        return False
+
+    async def process_request(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        return await self._handlers[request.code](ctx, request)
+
+    async def _register_broker(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        if header.body_crc32 != 0 and body_crc32(request.body) != header.body_crc32:
+            log.warning(
+                "receive registerBroker request,crc32 not match,from %s", ctx.remote_address
+            )
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, CRC32_NOT_MATCH_REMARK
+            )
+        if request.body:
+            body = RegisterBrokerBody.decode(request.body, header.compressed)
+        else:
+            # RocketMQ: no body is an empty table at version 0 / timestamp 0.
+            body = RegisterBrokerBody(TopicConfigSerializeWrapper({}, DataVersion(0, 0)))
+        result = self._routes.register_broker(
+            header.cluster_name,
+            header.broker_addr,
+            header.broker_name,
+            header.broker_id,
+            header.ha_server_addr,
+            body.topic_config_serialize_wrapper,
+            body.filter_server_list,
+            ctx,
+        )
+        response_header = RegisterBrokerResponseHeader(
+            ha_server_addr=result.ha_server_addr, master_addr=result.master_addr
+        )
+        order_topics = self._kv_config.get_kv_list_by_namespace(NAMESPACE_ORDER_TOPIC_CONFIG)
+        return RemotingCommand.create_response(
+            request,
+            ResponseCode.SUCCESS,
+            ext_fields=response_header.to_ext_fields(),
+            body=b"" if order_topics is None else order_topics.to_json(),
+        )
+
+    async def _unregister_broker(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = UnRegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        self._routes.unregister_broker(
+            header.cluster_name, header.broker_addr, header.broker_name, header.broker_id
+        )
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+    async def _query_data_version(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = QueryDataVersionRequestHeader.from_ext_fields(request.ext_fields)
+        version = DataVersion.from_json(request.body)
+        changed = self._routes.is_broker_topic_config_changed(header.broker_addr, version)
+        if not changed:
+            self._routes.update_broker_info_update_timestamp(header.broker_addr)
+        current = self._routes.query_broker_topic_config(header.broker_addr)
+        return RemotingCommand.create_response(
+            request,
+            ResponseCode.SUCCESS,
+            ext_fields=QueryDataVersionResponseHeader(changed=changed).to_ext_fields(),
+            body=b"" if current is None else current.to_json(),
+        )

@@ -1,0 +1,128 @@
+"""``NamesrvController``: the name server's wiring (RocketMQ's ``NamesrvController``): the
+route and KV managers, the one table of request codes, the housekeeping listener and the
+scan that drops silent brokers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from types import TracebackType
+
+from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
+from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProcessor
+from orbitmq.namesrv.kv_config_manager import KVConfigManager
+from orbitmq.namesrv.kv_config_processor import KVConfigProcessor
+from orbitmq.namesrv.namesrv_config import NamesrvConfig
+from orbitmq.namesrv.route_info_manager import RouteInfoManager
+from orbitmq.namesrv.route_query_processor import RouteQueryProcessor
+from orbitmq.protocol import RequestCode
+from orbitmq.remoting import RemotingServer, RequestProcessor
+
+log = logging.getLogger(__name__)
+
+
+class NamesrvController:
+    """Owns one name server: its ``RouteInfoManager``, ``KVConfigManager``, processors,
+    ``RemotingServer`` and the expiry scan task. Name servers share nothing: each
+    controller is independent, and several may run in one process.
+
+    ``start`` loads the KV table, registers every code (see ``registrations``), starts
+    listening and scanning; ``stop`` undoes it. Use from one event loop.
+    """
+
+    def __init__(self, config: NamesrvConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config or NamesrvConfig()
+        self.route_info_manager = RouteInfoManager(clock)
+        self.kv_config_manager = KVConfigManager(self.config.kv_config_path or None)
+        self.remoting_server = RemotingServer(
+            self.config.listen_address,
+            self.config.listen_port,
+            channel_max_idle_s=float(self.config.server_channel_max_idle_time_seconds),
+        )
+        self._scan_task: asyncio.Task[None] | None = None
+        registration = BrokerRegistrationProcessor(self.route_info_manager, self.kv_config_manager)
+        routes = RouteQueryProcessor(
+            self.route_info_manager, self.kv_config_manager, self.config.order_message_enable
+        )
+        kv_config = KVConfigProcessor(self.kv_config_manager)
+        # The routing table, in one place (RocketMQ routes all of these to its
+        # DefaultRequestProcessor; here each group has its own processor).
+        self.registrations: list[tuple[int, RequestProcessor]] = [
+            (RequestCode.REGISTER_BROKER, registration),
+            (RequestCode.UNREGISTER_BROKER, registration),
+            (RequestCode.QUERY_DATA_VERSION, registration),
+            (RequestCode.GET_ROUTEINFO_BY_TOPIC, routes),
+            (RequestCode.GET_BROKER_CLUSTER_INFO, routes),
+            (RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, routes),
+            (RequestCode.GET_TOPICS_BY_CLUSTER, routes),
+            (RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, routes),
+            (RequestCode.GET_UNIT_TOPIC_LIST, routes),
+            (RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST, routes),
+            (RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, routes),
+            (RequestCode.DELETE_TOPIC_IN_NAMESRV, routes),
+            (RequestCode.WIPE_WRITE_PERM_OF_BROKER, routes),
+            (RequestCode.ADD_WRITE_PERM_OF_BROKER, routes),
+            (RequestCode.PUT_KV_CONFIG, kv_config),
+            (RequestCode.GET_KV_CONFIG, kv_config),
+            (RequestCode.DELETE_KV_CONFIG, kv_config),
+            (RequestCode.GET_KVLIST_BY_NAMESPACE, kv_config),
+        ]
+        for code, processor in self.registrations:
+            self.remoting_server.register_processor(code, processor)
+        self.remoting_server.add_listener(BrokerHousekeepingService(self.route_info_manager))
+
+    @property
+    def port(self) -> int:
+        """The bound port, once started."""
+        return self.remoting_server.port
+
+    @property
+    def address(self) -> str:
+        host = self.config.listen_address
+        return f"{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{self.port}"
+
+    async def start(self) -> None:
+        self.kv_config_manager.load()
+        await self.remoting_server.start()
+        if self._scan_task is None:
+            self._scan_task = asyncio.create_task(self._scan_loop(), name="scanNotActiveBroker")
+        log.info("name server started on %s", self.address)
+
+    async def stop(self) -> None:
+        task, self._scan_task = self._scan_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.remoting_server.stop()
+
+    def scan_not_active_broker(self) -> int:
+        """One expiry pass: drop silent brokers and close their connections; how many."""
+        expired = self.route_info_manager.scan_not_active_broker()
+        for live in expired:
+            if live.channel is not None:
+                live.channel.close()
+        return len(expired)
+
+    async def _scan_loop(self) -> None:
+        interval_s = self.config.scan_not_active_broker_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                self.scan_not_active_broker()
+            except Exception:
+                log.exception("scanNotActiveBroker failed")
+
+    async def __aenter__(self) -> NamesrvController:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

@@ -1,0 +1,163 @@
+"""``RouteQueryProcessor``: the route reads clients and admin tools send to a name server,
+and the admin writes on routes (the route half of RocketMQ's ``DefaultRequestProcessor``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from orbitmq.namesrv.route_info_manager import RouteInfoManager
+from orbitmq.protocol import (
+    AddWritePermOfBrokerRequestHeader,
+    AddWritePermOfBrokerResponseHeader,
+    DeleteTopicFromNamesrvRequestHeader,
+    GetRouteInfoRequestHeader,
+    GetTopicsByClusterRequestHeader,
+    RemotingCommand,
+    RequestCode,
+    ResponseCode,
+    TopicList,
+    WipeWritePermOfBrokerRequestHeader,
+    WipeWritePermOfBrokerResponseHeader,
+)
+from orbitmq.remoting import ChannelContext
+
+log = logging.getLogger(__name__)
+
+#: RocketMQ's TOPIC_NOT_EXIST remark (with ``FAQUrl.suggestTodo(APPLY_TOPIC_URL)``); clients
+#: print it, so it is kept byte for byte.
+TOPIC_NOT_EXIST_REMARK: Final = (
+    "No topic route info in name server for the topic: {topic}\n"
+    "See http://rocketmq.apache.org/docs/faq/ for further details."
+)
+
+Handler = Callable[[ChannelContext, RemotingCommand], Awaitable[RemotingCommand]]
+
+
+def _ok(
+    request: RemotingCommand, body: bytes = b"", ext: dict[str, str] | None = None
+) -> RemotingCommand:
+    return RemotingCommand.create_response(request, ResponseCode.SUCCESS, ext_fields=ext, body=body)
+
+
+class RouteQueryProcessor:
+    """Answers route queries and route admin codes. Owns no state (the tables are the
+    ``RouteInfoManager``'s, order-topic settings the ``KVConfigManager``'s; both
+    thread-safe), so requests may run concurrently.
+
+    Route JSON is always standard JSON (quoted map keys): RocketMQ 4.9.8 sends it to clients
+    of version 4.9.4 and later, and the C++ clients read it as well.
+    """
+
+    def __init__(
+        self, routes: RouteInfoManager, kv_config: KVConfigManager, order_message_enable: bool
+    ) -> None:
+        self._routes = routes
+        self._kv_config = kv_config
+        self._order_message_enable = order_message_enable
+        self._handlers: dict[int, Handler] = {
+            RequestCode.GET_ROUTEINFO_BY_TOPIC: self._get_route_info_by_topic,
+            RequestCode.GET_BROKER_CLUSTER_INFO: self._get_broker_cluster_info,
+            RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: self._topic_list(
+                routes.get_all_topic_list
+            ),
+            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS: self._topic_list(
+                routes.get_system_topic_list
+            ),
+            RequestCode.GET_UNIT_TOPIC_LIST: self._topic_list(routes.get_unit_topics),
+            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self._topic_list(
+                routes.get_has_unit_sub_topic_list
+            ),
+            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self._topic_list(
+                routes.get_has_unit_sub_un_unit_topic_list
+            ),
+            RequestCode.GET_TOPICS_BY_CLUSTER: self._get_topics_by_cluster,
+            RequestCode.DELETE_TOPIC_IN_NAMESRV: self._delete_topic_in_namesrv,
+            RequestCode.WIPE_WRITE_PERM_OF_BROKER: self._wipe_write_perm_of_broker,
+            RequestCode.ADD_WRITE_PERM_OF_BROKER: self._add_write_perm_of_broker,
+        }
+
+    @property
+    def codes(self) -> list[int]:
+        """The request codes this processor answers."""
+        return list(self._handlers)
+
+    def reject_request(self) -> bool:
+        return False
+
+    async def process_request(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        return await self._handlers[request.code](ctx, request)
+
+    async def _get_route_info_by_topic(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = GetRouteInfoRequestHeader.from_ext_fields(request.ext_fields)
+        route = self._routes.pickup_topic_route_data(header.topic)
+        if route is None:
+            return RemotingCommand.create_response(
+                request,
+                ResponseCode.TOPIC_NOT_EXIST,
+                TOPIC_NOT_EXIST_REMARK.format(topic=header.topic),
+            )
+        if self._order_message_enable:
+            route.order_topic_conf = self._kv_config.get_kv_config(
+                NAMESPACE_ORDER_TOPIC_CONFIG, header.topic
+            )
+        return _ok(request, route.to_json())
+
+    async def _get_broker_cluster_info(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        return _ok(request, self._routes.get_all_cluster_info().to_json())
+
+    @staticmethod
+    def _topic_list(query: Callable[[], TopicList]) -> Handler:
+        async def handle(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+            return _ok(request, query().to_json())
+
+        return handle
+
+    async def _get_topics_by_cluster(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = GetTopicsByClusterRequestHeader.from_ext_fields(request.ext_fields)
+        return _ok(request, self._routes.get_topics_by_cluster(header.cluster).to_json())
+
+    async def _delete_topic_in_namesrv(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = DeleteTopicFromNamesrvRequestHeader.from_ext_fields(request.ext_fields)
+        self._routes.delete_topic(header.topic, header.cluster_name or None)
+        return _ok(request)
+
+    async def _wipe_write_perm_of_broker(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = WipeWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        count = self._routes.wipe_write_perm_of_broker(header.broker_name)
+        log.info(
+            "wipe write perm of broker[%s], client: %s, %d",
+            header.broker_name,
+            ctx.remote_address,
+            count,
+        )
+        ext = WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count).to_ext_fields()
+        return _ok(request, ext=ext)
+
+    async def _add_write_perm_of_broker(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = AddWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        count = self._routes.add_write_perm_of_broker(header.broker_name)
+        log.info(
+            "add write perm of broker[%s], client: %s, %d",
+            header.broker_name,
+            ctx.remote_address,
+            count,
+        )
+        ext = AddWritePermOfBrokerResponseHeader(add_topic_count=count).to_ext_fields()
+        return _ok(request, ext=ext)
