@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Awaitable, Callable
 from typing import Final
 
 from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
@@ -23,14 +22,12 @@ from orbitmq.protocol import (
     TopicConfigSerializeWrapper,
     UnRegisterBrokerRequestHeader,
 )
-from orbitmq.remoting import ChannelContext
+from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
 log = logging.getLogger(__name__)
 
 #: RocketMQ's remark when the body does not match its header's bodyCrc32.
 CRC32_NOT_MATCH_REMARK: Final = "crc32 not match"
-
-Handler = Callable[[ChannelContext, RemotingCommand], Awaitable[RemotingCommand]]
 
 
 def body_crc32(body: bytes) -> int:
@@ -38,7 +35,7 @@ def body_crc32(body: bytes) -> int:
     return zlib.crc32(body) & 0x7FFFFFFF
 
 
-class BrokerRegistrationProcessor:
+class BrokerRegistrationProcessor(CodeDispatchingProcessor):
     """Answers the codes brokers send to a name server. Owns no state: the route table is
     the ``RouteInfoManager``'s, the order-topic configuration the ``KVConfigManager``'s.
     Both are thread-safe, so requests may run concurrently."""
@@ -46,24 +43,13 @@ class BrokerRegistrationProcessor:
     def __init__(self, routes: RouteInfoManager, kv_config: KVConfigManager) -> None:
         self._routes = routes
         self._kv_config = kv_config
-        self._handlers: dict[int, Handler] = {
-            RequestCode.REGISTER_BROKER: self._register_broker,
-            RequestCode.UNREGISTER_BROKER: self._unregister_broker,
-            RequestCode.QUERY_DATA_VERSION: self._query_data_version,
-        }
-
-    @property
-    def codes(self) -> list[int]:
-        """The request codes this processor answers."""
-        return list(self._handlers)
-
-    def reject_request(self) -> bool:
-        return False
-
-    async def process_request(
-        self, ctx: ChannelContext, request: RemotingCommand
-    ) -> RemotingCommand | None:
-        return await self._handlers[request.code](ctx, request)
+        super().__init__(
+            {
+                RequestCode.REGISTER_BROKER: self._register_broker,
+                RequestCode.UNREGISTER_BROKER: self._unregister_broker,
+                RequestCode.QUERY_DATA_VERSION: self._query_data_version,
+            }
+        )
 
     async def _register_broker(
         self, ctx: ChannelContext, request: RemotingCommand

@@ -3,8 +3,6 @@ GET_KVLIST_BY_NAMESPACE (the KV half of RocketMQ's ``DefaultRequestProcessor``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.protocol import (
     DeleteKVConfigRequestHeader,
@@ -16,36 +14,23 @@ from orbitmq.protocol import (
     RequestCode,
     ResponseCode,
 )
-from orbitmq.remoting import ChannelContext
-
-Handler = Callable[[ChannelContext, RemotingCommand], Awaitable[RemotingCommand]]
+from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
 
-class KVConfigProcessor:
+class KVConfigProcessor(CodeDispatchingProcessor):
     """Answers the KV configuration codes. Owns no state (the table is the thread-safe
     ``KVConfigManager``'s), so requests may run concurrently."""
 
     def __init__(self, kv_config: KVConfigManager) -> None:
         self._kv_config = kv_config
-        self._handlers: dict[int, Handler] = {
-            RequestCode.PUT_KV_CONFIG: self._put,
-            RequestCode.GET_KV_CONFIG: self._get,
-            RequestCode.DELETE_KV_CONFIG: self._delete,
-            RequestCode.GET_KVLIST_BY_NAMESPACE: self._list,
-        }
-
-    @property
-    def codes(self) -> list[int]:
-        """The request codes this processor answers."""
-        return list(self._handlers)
-
-    def reject_request(self) -> bool:
-        return False
-
-    async def process_request(
-        self, ctx: ChannelContext, request: RemotingCommand
-    ) -> RemotingCommand | None:
-        return await self._handlers[request.code](ctx, request)
+        super().__init__(
+            {
+                RequestCode.PUT_KV_CONFIG: self._put,
+                RequestCode.GET_KV_CONFIG: self._get,
+                RequestCode.DELETE_KV_CONFIG: self._delete,
+                RequestCode.GET_KVLIST_BY_NAMESPACE: self._list,
+            }
+        )
 
     async def _put(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = PutKVConfigRequestHeader.from_ext_fields(request.ext_fields)

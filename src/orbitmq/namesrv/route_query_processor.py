@@ -4,7 +4,7 @@ and the admin writes on routes (the route half of RocketMQ's ``DefaultRequestPro
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Final
 
 from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
@@ -22,7 +22,7 @@ from orbitmq.protocol import (
     WipeWritePermOfBrokerRequestHeader,
     WipeWritePermOfBrokerResponseHeader,
 )
-from orbitmq.remoting import ChannelContext
+from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor, Handler
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +33,6 @@ TOPIC_NOT_EXIST_REMARK: Final = (
     "See http://rocketmq.apache.org/docs/faq/ for further details."
 )
 
-Handler = Callable[[ChannelContext, RemotingCommand], Awaitable[RemotingCommand]]
-
 
 def _ok(
     request: RemotingCommand, body: bytes = b"", ext: dict[str, str] | None = None
@@ -42,7 +40,7 @@ def _ok(
     return RemotingCommand.create_response(request, ResponseCode.SUCCESS, ext_fields=ext, body=body)
 
 
-class RouteQueryProcessor:
+class RouteQueryProcessor(CodeDispatchingProcessor):
     """Answers route queries and route admin codes. Owns no state (the tables are the
     ``RouteInfoManager``'s, order-topic settings the ``KVConfigManager``'s; both
     thread-safe), so requests may run concurrently.
@@ -57,40 +55,29 @@ class RouteQueryProcessor:
         self._routes = routes
         self._kv_config = kv_config
         self._order_message_enable = order_message_enable
-        self._handlers: dict[int, Handler] = {
-            RequestCode.GET_ROUTEINFO_BY_TOPIC: self._get_route_info_by_topic,
-            RequestCode.GET_BROKER_CLUSTER_INFO: self._get_broker_cluster_info,
-            RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: self._topic_list(
-                routes.get_all_topic_list
-            ),
-            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS: self._topic_list(
-                routes.get_system_topic_list
-            ),
-            RequestCode.GET_UNIT_TOPIC_LIST: self._topic_list(routes.get_unit_topics),
-            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self._topic_list(
-                routes.get_has_unit_sub_topic_list
-            ),
-            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self._topic_list(
-                routes.get_has_unit_sub_un_unit_topic_list
-            ),
-            RequestCode.GET_TOPICS_BY_CLUSTER: self._get_topics_by_cluster,
-            RequestCode.DELETE_TOPIC_IN_NAMESRV: self._delete_topic_in_namesrv,
-            RequestCode.WIPE_WRITE_PERM_OF_BROKER: self._wipe_write_perm_of_broker,
-            RequestCode.ADD_WRITE_PERM_OF_BROKER: self._add_write_perm_of_broker,
-        }
-
-    @property
-    def codes(self) -> list[int]:
-        """The request codes this processor answers."""
-        return list(self._handlers)
-
-    def reject_request(self) -> bool:
-        return False
-
-    async def process_request(
-        self, ctx: ChannelContext, request: RemotingCommand
-    ) -> RemotingCommand | None:
-        return await self._handlers[request.code](ctx, request)
+        super().__init__(
+            {
+                RequestCode.GET_ROUTEINFO_BY_TOPIC: self._get_route_info_by_topic,
+                RequestCode.GET_BROKER_CLUSTER_INFO: self._get_broker_cluster_info,
+                RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: self._topic_list(
+                    routes.get_all_topic_list
+                ),
+                RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS: self._topic_list(
+                    routes.get_system_topic_list
+                ),
+                RequestCode.GET_UNIT_TOPIC_LIST: self._topic_list(routes.get_unit_topics),
+                RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self._topic_list(
+                    routes.get_has_unit_sub_topic_list
+                ),
+                RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self._topic_list(
+                    routes.get_has_unit_sub_un_unit_topic_list
+                ),
+                RequestCode.GET_TOPICS_BY_CLUSTER: self._get_topics_by_cluster,
+                RequestCode.DELETE_TOPIC_IN_NAMESRV: self._delete_topic_in_namesrv,
+                RequestCode.WIPE_WRITE_PERM_OF_BROKER: self._wipe_write_perm_of_broker,
+                RequestCode.ADD_WRITE_PERM_OF_BROKER: self._add_write_perm_of_broker,
+            }
+        )
 
     async def _get_route_info_by_topic(
         self, ctx: ChannelContext, request: RemotingCommand

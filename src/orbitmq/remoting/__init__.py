@@ -6,6 +6,7 @@ SYSTEM_BUSY and SYSTEM_ERROR. Bytes are framed by ``orbitmq.protocol``."""
 from orbitmq.remoting.channel import Channel
 from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
 from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
+from orbitmq.remoting.code_dispatching_processor import CodeDispatchingProcessor, Handler
 from orbitmq.remoting.errors import (
     RemotingConnectError,
     RemotingError,
@@ -35,6 +36,8 @@ __all__ = [
     "ChannelContext",
     "ChannelEventListener",
     "ChannelEventListeners",
+    "CodeDispatchingProcessor",
+    "Handler",
     "ProcessorTable",
     "Registration",
     "RemotingClient",
