@@ -11,6 +11,19 @@ from orbitmq.common.message import MessageExtBrokerInner
 from orbitmq.common.message_id import UniqueIdGenerator
 from orbitmq.store import MessageStoreConfig
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Frames recorded between a real RocketMQ 4.9.8 and real clients. ``shared/`` sits beside
+#: the clone, on developers' machines and in CI alike.
+COMPAT_DIR = REPO_ROOT.parent / "shared" / "compat"
+
+
+def compat_recordings() -> list[Path]:
+    """The three recordings; missing ones fail the run rather than skip what they test."""
+    paths = sorted(COMPAT_DIR.glob("*.frames.jsonl"))
+    assert len(paths) == 3, f"expected the three compat recordings in {COMPAT_DIR}"
+    return paths
+
+
 _UNIQ = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=4242)
 _BORN = itertools.count(1_700_000_000_000)
 

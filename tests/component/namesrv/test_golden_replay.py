@@ -20,9 +20,9 @@ from orbitmq.remoting import RemotingClient
 from tests.component.namesrv.conftest import ControllerFactory
 from tests.component.namesrv.support import register_request
 from tests.component.remoting.support import RawConnection
+from tests.support import compat_recordings
 
-COMPAT = Path(__file__).resolve().parents[4] / "shared" / "compat"
-RECORDINGS = sorted(COMPAT.glob("*.frames.jsonl"))
+RECORDINGS = compat_recordings()
 
 
 def _namesrv_frames(path: Path) -> list[dict[str, Any]]:
@@ -61,7 +61,6 @@ def _topics_seen(queries: list[tuple[bytes, dict[str, Any] | None]]) -> dict[str
 
 
 @pytest.mark.timeout(20)
-@pytest.mark.skipif(not RECORDINGS, reason="no compat recordings")
 @pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name.split("__")[1])
 async def test_recorded_route_queries_get_the_recorded_answers(
     controller_factory: ControllerFactory, client: RemotingClient, recording: Path

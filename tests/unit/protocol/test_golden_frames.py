@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from orbitmq.protocol import FrameDecoder, RemotingCommand, SerializeType, decode_command
+from tests.support import COMPAT_DIR as COMPAT
+from tests.support import compat_recordings
 
-COMPAT = Path(__file__).resolve().parents[3].parent / "shared" / "compat"
-RECORDINGS = sorted(COMPAT.glob("*.frames.jsonl"))
+RECORDINGS = compat_recordings()
 
 
 @dataclass(frozen=True)

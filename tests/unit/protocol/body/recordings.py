@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
-COMPAT = Path(__file__).resolve().parents[4].parent / "shared" / "compat"
-RECORDINGS = sorted(COMPAT.glob("*.frames.jsonl"))
+from tests.support import compat_recordings
+
+RECORDINGS = compat_recordings()
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def _compat_dir() -> Path:
-    here = Path(__file__).resolve()
-    root = next(p for p in here.parents if (p / "pyproject.toml").is_file())
-    return root.parent / "shared" / "compat"
-
-
-COMPAT = _compat_dir()
+from tests.support import compat_recordings
 
 
 @dataclass(frozen=True)
@@ -69,6 +62,5 @@ def _exchanges(path: Path) -> list[Exchange]:
 
 
 def load_exchanges() -> list[Exchange]:
-    recordings = sorted(COMPAT.glob("*.frames.jsonl"))
-    assert len(recordings) == 3, f"expected the three recordings in {COMPAT}"
+    recordings = compat_recordings()
     return [exchange for path in recordings for exchange in _exchanges(path)]
