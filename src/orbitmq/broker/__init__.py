@@ -3,18 +3,39 @@ For now: its configuration (broker.conf) and the managers of topics.json,
 subscriptionGroup.json and consumerOffset.json."""
 
 from orbitmq.broker.broker_config import BrokerConfig, BrokerStartupConfig, load_broker_config
+from orbitmq.broker.broker_controller import BrokerController
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.pull_message_processor import PullMessageProcessor
+from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
+from orbitmq.broker.tag_filter import (
+    SubscriptionData,
+    SubscriptionParseError,
+    TagMessageFilter,
+    build_subscription,
+    build_subscription_data,
+)
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 
 __all__ = [
     "BrokerConfig",
+    "BrokerController",
     "BrokerStartupConfig",
     "ConsumerOffsetManager",
     "InvalidTopicError",
+    "PullMessageProcessor",
+    "PullRequest",
+    "PullRequestHoldService",
+    "SendMessageProcessor",
+    "SubscriptionData",
     "SubscriptionGroupConfig",
     "SubscriptionGroupManager",
+    "SubscriptionParseError",
+    "TagMessageFilter",
     "TopicConfigManager",
+    "build_subscription",
+    "build_subscription_data",
     "load_broker_config",
 ]

@@ -1,0 +1,350 @@
+"""``PullMessageProcessor``: PULL_MESSAGE (11) — read a queue from an offset through a tag
+filter, commit the offset the pull carries, and hold pulls that found nothing (RocketMQ's
+``PullMessageProcessor``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Final
+
+from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.perm_name import is_readable
+from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
+from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
+from orbitmq.broker.tag_filter import (
+    SubscriptionData,
+    SubscriptionParseError,
+    TagMessageFilter,
+    build_subscription,
+    is_tag_type,
+)
+from orbitmq.broker.topic_config_manager import TopicConfigManager
+from orbitmq.protocol import RemotingCommand, ResponseCode
+from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
+from orbitmq.remoting import ChannelContext
+from orbitmq.store import (
+    BrokerRole,
+    GetMessageResult,
+    GetMessageStatus,
+    MessageStore,
+    MessageStoreConfig,
+)
+
+log = logging.getLogger(__name__)
+
+FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+MASTER_ID: Final = 0
+
+# PullSysFlag bits.
+FLAG_COMMIT_OFFSET: Final = 0x1
+FLAG_SUSPEND: Final = 0x1 << 1
+FLAG_SUBSCRIPTION: Final = 0x1 << 2
+FLAG_CLASS_FILTER: Final = 0x1 << 3
+FLAG_LITE_PULL_MESSAGE: Final = 0x1 << 4
+
+#: GetMessageStatus -> response code, as PullMessageProcessor's switch answers. The two
+#: statuses that depend on the requested offset are handled in ``_status_code``.
+_STATUS_CODES: Final = {
+    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
+    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
+}
+_EMPTY_QUEUE_STATUSES: Final = frozenset(
+    {GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE}
+)
+
+#: (group, topic) -> the subscription a consumer declared in its heartbeat, if any.
+SubscriptionLookup = Callable[[str, str], SubscriptionData | None]
+
+
+def _status_code(status: GetMessageStatus, request_offset: int) -> int:
+    if status in _EMPTY_QUEUE_STATUSES:
+        # An empty (or missing) queue: offset 0 is where it will start, anything else moved.
+        return (
+            ResponseCode.PULL_OFFSET_MOVED if request_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        )
+    return _STATUS_CODES[status]
+
+
+class PullMessageProcessor:
+    """Answers PULL_MESSAGE. A pull that finds nothing and may be suspended is handed to
+    the ``PullRequestHoldService`` and answered later through ``ctx.write``.
+
+    Subscriptions come from the request (PullSysFlag subscription bit) or, without it, from
+    ``find_subscription`` (the heartbeat registry, when there is one). Use from the
+    broker's event loop only.
+    """
+
+    def __init__(
+        self,
+        broker_config: BrokerConfig,
+        store_config: MessageStoreConfig,
+        store: MessageStore,
+        topic_config_manager: TopicConfigManager,
+        subscription_group_manager: SubscriptionGroupManager,
+        consumer_offset_manager: ConsumerOffsetManager,
+        find_subscription: SubscriptionLookup | None = None,
+    ) -> None:
+        self.broker_config = broker_config
+        self.store_config = store_config
+        self.store = store
+        self.topic_config_manager = topic_config_manager
+        self.subscription_group_manager = subscription_group_manager
+        self.consumer_offset_manager = consumer_offset_manager
+        self.find_subscription = find_subscription
+        self.pull_request_hold_service = PullRequestHoldService(
+            store,
+            self.execute_request_when_wakeup,
+            long_polling_enable=broker_config.long_polling_enable,
+            short_polling_time_ms=broker_config.short_polling_time_mills,
+        )
+        self._wakeups: set[asyncio.Task[None]] = set()
+
+    def reject_request(self) -> bool:
+        return False
+
+    async def process_request(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        return await self.process(ctx, request, broker_allow_suspend=True)
+
+    def execute_request_when_wakeup(self, held: PullRequest) -> None:
+        """Run a held pull again, without suspending it twice, and write its answer."""
+        task = asyncio.get_running_loop().create_task(self._wakeup(held))
+        self._wakeups.add(task)
+        task.add_done_callback(self._wakeups.discard)
+
+    async def _wakeup(self, held: PullRequest) -> None:
+        if not held.ctx.is_active:
+            return
+        try:
+            response = await self.process(held.ctx, held.request, broker_allow_suspend=False)
+        except Exception:
+            log.exception("pull request on wakeup failed, %s", held.ctx.remote_address)
+            return
+        if response is not None and not held.request.is_oneway:
+            held.ctx.write(response)
+
+    async def process(
+        self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool
+    ) -> RemotingCommand | None:
+        header = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
+        response = RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR)
+        checked = await self._check(ctx, header, response)
+        if checked is None:
+            return response
+        group_config, subscription = checked
+        message_filter = TagMessageFilter(subscription)
+        result = self.store.get_message(
+            header.consumer_group,
+            header.topic,
+            header.queue_id,
+            header.queue_offset,
+            header.max_msg_nums,
+            message_filter,
+        )
+        answer: RemotingCommand | None = self._fill(response, header, group_config, result)
+        if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
+            if header.sys_flag & FLAG_SUSPEND:
+                self._suspend(ctx, request, header, subscription, message_filter)
+                answer = None
+        elif response.code == ResponseCode.PULL_OFFSET_MOVED:
+            log.warning(
+                "PULL_OFFSET_MOVED: correction offset. topic=%s, group=%s, requestOffset=%d, "
+                "newOffset=%d",
+                header.topic,
+                header.consumer_group,
+                header.queue_offset,
+                result.next_begin_offset,
+            )
+        if (
+            broker_allow_suspend
+            and header.sys_flag & FLAG_COMMIT_OFFSET
+            and self.store_config.broker_role is not BrokerRole.SLAVE
+        ):
+            self.consumer_offset_manager.commit_offset(
+                ctx.remote_address,
+                header.consumer_group,
+                header.topic,
+                header.queue_id,
+                header.commit_offset,
+            )
+        return answer
+
+    async def _check(
+        self, ctx: ChannelContext, header: PullMessageRequestHeader, response: RemotingCommand
+    ) -> tuple[SubscriptionGroupConfig, SubscriptionData] | None:
+        """Permissions, group, topic, queue id and subscription, as RocketMQ checks them
+        before reading; None with ``response`` filled when the pull is refused."""
+        if not is_readable(self.broker_config.broker_permission):
+            _fail(
+                response,
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{self.broker_config.broker_ip1}] pulling message is forbidden",
+            )
+            return None
+        group = header.consumer_group
+        manager = self.subscription_group_manager
+        group_config = manager.get(group)
+        if group_config is None:
+            # Auto-creating a group saves subscriptionGroup.json: keep it off the loop.
+            group_config = await asyncio.to_thread(manager.find_subscription_group_config, group)
+        if group_config is None:
+            _fail(
+                response,
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                f"subscription group [{group}] does not exist, {FAQ_SUGGESTION}",
+            )
+            return None
+        if not group_config.consume_enable:
+            _fail(
+                response, ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}"
+            )
+            return None
+        topic_config = self.topic_config_manager.select_topic_config(header.topic)
+        if topic_config is None:
+            log.error("the topic %s not exist, consumer: %s", header.topic, ctx.remote_address)
+            _fail(
+                response,
+                ResponseCode.TOPIC_NOT_EXIST,
+                f"topic[{header.topic}] not exist, apply first please! {FAQ_SUGGESTION}",
+            )
+            return None
+        if not is_readable(topic_config.perm):
+            _fail(
+                response,
+                ResponseCode.NO_PERMISSION,
+                f"the topic[{header.topic}] pulling message is forbidden",
+            )
+            return None
+        if not 0 <= header.queue_id < topic_config.read_queue_nums:
+            _fail(
+                response,
+                ResponseCode.SYSTEM_ERROR,
+                f"queueId[{header.queue_id}] is illegal, topic:[{header.topic}] "
+                f"topicConfig.readQueueNums:[{topic_config.read_queue_nums}] "
+                f"consumer:[{ctx.remote_address}]",
+            )
+            return None
+        subscription = self._subscription(header, response)
+        if subscription is None:
+            return None
+        return group_config, subscription
+
+    def _subscription(
+        self, header: PullMessageRequestHeader, response: RemotingCommand
+    ) -> SubscriptionData | None:
+        if header.sys_flag & FLAG_SUBSCRIPTION:
+            try:
+                subscription = build_subscription(
+                    header.topic, header.subscription, header.expression_type, header.sub_version
+                )
+            except SubscriptionParseError:
+                log.warning(
+                    "Parse the consumer's subscription[%s] failed, group: %s",
+                    header.subscription,
+                    header.consumer_group,
+                )
+                _fail(
+                    response,
+                    ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+                    "parse the consumer's subscription failed",
+                )
+                return None
+        else:
+            found = (
+                self.find_subscription(header.consumer_group, header.topic)
+                if self.find_subscription is not None
+                else None
+            )
+            if found is None:
+                # Without a heartbeat registry there is no group info at all.
+                what = "subscription" if self.find_subscription is not None else "group info"
+                _fail(
+                    response,
+                    ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                    f"the consumer's {what} not exist{FAQ_SUGGESTION}",
+                )
+                return None
+            if found.sub_version < header.sub_version:
+                _fail(
+                    response,
+                    ResponseCode.SUBSCRIPTION_NOT_LATEST,
+                    "the consumer's subscription not latest",
+                )
+                return None
+            subscription = found
+        if not is_tag_type(subscription.expression_type):
+            # SQL92 filtering comes with the filter package; until then it is refused.
+            _fail(
+                response,
+                ResponseCode.SYSTEM_ERROR,
+                "The broker does not support consumer to filter message by "
+                f"{subscription.expression_type}",
+            )
+            return None
+        return subscription
+
+    def _fill(
+        self,
+        response: RemotingCommand,
+        header: PullMessageRequestHeader,
+        group_config: SubscriptionGroupConfig,
+        result: GetMessageResult,
+    ) -> RemotingCommand:
+        response.remark = result.status.name
+        response.code = _status_code(result.status, header.queue_offset)
+        suggest = MASTER_ID
+        if self.broker_config.slave_read_enable:
+            suggest = (
+                group_config.which_broker_when_consume_slowly
+                if result.suggest_pulling_from_slave
+                else group_config.broker_id
+            )
+        # RocketMQ sets PULL_RETRY_IMMEDIATELY here for a slave that may not be read, then
+        # overwrites it with the status's code: only the suggestion (master) survives.
+        response_header = PullMessageResponseHeader(
+            suggest_which_broker_id=suggest,
+            next_begin_offset=result.next_begin_offset,
+            min_offset=result.min_offset,
+            max_offset=result.max_offset,
+        )
+        response.ext_fields.update(response_header.to_ext_fields())
+        if response.code == ResponseCode.SUCCESS:
+            response.body = result.body()
+        return response
+
+    def _suspend(
+        self,
+        ctx: ChannelContext,
+        request: RemotingCommand,
+        header: PullMessageRequestHeader,
+        subscription: SubscriptionData,
+        message_filter: TagMessageFilter,
+    ) -> None:
+        polling_ms = header.suspend_timeout_millis
+        if not self.broker_config.long_polling_enable:
+            polling_ms = self.broker_config.short_polling_time_mills
+        held = PullRequest(
+            ctx,
+            request,
+            polling_ms,
+            asyncio.get_running_loop().time(),
+            header.queue_offset,
+            subscription,
+            message_filter,
+        )
+        self.pull_request_hold_service.suspend_pull_request(header.topic, header.queue_id, held)
+
+
+def _fail(response: RemotingCommand, code: int, remark: str) -> None:
+    response.code = code
+    response.remark = remark

@@ -1,0 +1,254 @@
+"""SEND (10, 310, 320) and PULL (11) against a real BrokerController over sockets."""
+
+from __future__ import annotations
+
+import asyncio
+
+from orbitmq.broker import BrokerController
+from orbitmq.common import Message, decode_message_id, decode_messages
+from orbitmq.protocol import RequestCode, ResponseCode
+from orbitmq.remoting import RemotingClient
+from tests.component.broker.conftest import (
+    COMMIT_OFFSET,
+    SUBSCRIPTION,
+    BrokerFactory,
+    batch_body,
+    pull_all,
+    pull_request,
+    send,
+    send_header,
+    send_request,
+    sent_header,
+)
+
+
+async def test_send_v1_v2_and_batch_then_pull_them_back(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    topic = "TopicSendPull"
+    v1 = send_request(
+        RequestCode.SEND_MESSAGE,
+        send_header(topic, {"TAGS": "TagA", "KEYS": "k1", "UNIQ_KEY": "u1", "WAIT": "true"}),
+        b"body-v1",
+    )
+    v2 = send_request(
+        RequestCode.SEND_MESSAGE_V2, send_header(topic, {"TAGS": "TagB", "color": "red"}), b"v2"
+    )
+    batch = [Message(topic, f"batch-{i}".encode(), properties={"TAGS": "TagC"}) for i in range(3)]
+    batch_req = send_request(
+        RequestCode.SEND_BATCH_MESSAGE, send_header(topic, batch=True), batch_body(batch)
+    )
+
+    r1 = await send(client, broker, v1)
+    r2 = await send(client, broker, v2)
+    r3 = await send(client, broker, batch_req)
+    h1, h2, h3 = sent_header(r1), sent_header(r2), sent_header(r3)
+    for response in (r1, r2, r3):
+        assert response.ext_fields["MSG_REGION"] == "DefaultRegion"
+        assert response.ext_fields["TRACE_ON"] == "true"
+    assert (h1.queue_id, h1.queue_offset) == (0, 0)
+    assert (h2.queue_id, h2.queue_offset) == (0, 1)
+    assert (h3.queue_id, h3.queue_offset) == (0, 2)
+    assert len(h3.msg_id.split(",")) == 3
+
+    messages = await pull_all(client, broker, topic, 5)
+    assert [m.body for m in messages] == [b"body-v1", b"v2", b"batch-0", b"batch-1", b"batch-2"]
+    assert [m.queue_offset for m in messages] == [0, 1, 2, 3, 4]
+    assert [m.tags for m in messages] == ["TagA", "TagB", "TagC", "TagC", "TagC"]
+    first = messages[0]
+    assert first.properties["KEYS"] == "k1"
+    assert first.properties["UNIQ_KEY"] == "u1"
+    assert first.properties["CLUSTER"] == "DefaultCluster"
+    assert "WAIT" not in first.properties  # RocketMQ drops WAIT=true from the stored string
+    assert messages[1].properties["color"] == "red"
+    assert first.born_timestamp == 1_700_000_000_000
+    assert first.born_host[0] == "127.0.0.1"
+
+    # Offset message ids decode to the store address and the commit log offsets.
+    ids = [h1.msg_id, h2.msg_id, *h3.msg_id.split(",")]
+    for msg_id, message in zip(ids, messages, strict=True):
+        host, offset = decode_message_id(msg_id)
+        assert offset == message.commit_log_offset
+        assert host[0] == "127.0.0.1"
+
+
+async def test_negative_queue_id_picks_a_write_queue(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    for _ in range(8):
+        header = sent_header(
+            await send(
+                client,
+                broker,
+                send_request(
+                    RequestCode.SEND_MESSAGE_V2, send_header("TopicAny", queue_id=-1), b"x"
+                ),
+            )
+        )
+        assert 0 <= header.queue_id < 4
+
+
+async def test_queue_id_beyond_the_topic_is_a_system_error(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    request = send_request(RequestCode.SEND_MESSAGE, send_header("TopicQ", queue_id=9), b"x")
+    response = await send(client, broker, request)
+    assert response.code == ResponseCode.SYSTEM_ERROR
+    assert response.remark is not None
+    assert response.remark.startswith("request queueId[9] is illegal")
+
+
+async def test_unknown_topic_without_auto_create_is_topic_not_exist(
+    broker_factory: BrokerFactory, client: RemotingClient
+) -> None:
+    broker = await broker_factory(auto_create_topic_enable=False)
+    request = send_request(RequestCode.SEND_MESSAGE_V2, send_header("NoSuchTopic"), b"x")
+    response = await send(client, broker, request)
+    assert response.code == ResponseCode.TOPIC_NOT_EXIST == 17
+    assert response.remark is not None
+    assert response.remark.startswith("topic[NoSuchTopic] not exist, apply first please!")
+    pull = await send(client, broker, pull_request("NoSuchTopic"))
+    assert pull.code == ResponseCode.TOPIC_NOT_EXIST
+
+
+async def test_sending_to_a_system_topic_is_forbidden(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    request = send_request(RequestCode.SEND_MESSAGE, send_header("SCHEDULE_TOPIC_XXXX"), b"x")
+    response = await send(client, broker, request)
+    assert response.code == ResponseCode.NO_PERMISSION
+    assert response.remark == "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden."
+
+
+async def test_pull_with_a_tag_filter(broker: BrokerController, client: RemotingClient) -> None:
+    topic = "TopicTags"
+    for i, tag in enumerate(["TagA", "TagB", "TagC", "TagA", ""]):
+        props = {"TAGS": tag} if tag else {}
+        request = send_request(RequestCode.SEND_MESSAGE_V2, send_header(topic, props), b"%d" % i)
+        sent_header(await send(client, broker, request))
+    await pull_all(client, broker, topic, 5)  # every message is dispatched
+
+    response = await send(client, broker, pull_request(topic, subscription="TagA || TagC"))
+    assert response.code == ResponseCode.SUCCESS
+    assert [m.body for m in decode_messages(response.body)] == [b"0", b"2", b"3"]
+    assert response.ext_fields["nextBeginOffset"] == "5"
+
+    none = await send(client, broker, pull_request(topic, subscription="TagZ"))
+    assert none.code == ResponseCode.PULL_RETRY_IMMEDIATELY
+    assert none.remark == "NO_MATCHED_MESSAGE"
+    assert none.ext_fields["nextBeginOffset"] == "5"
+
+
+async def test_pull_offsets_outside_the_queue(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    topic = "TopicBounds"
+    empty = await send(client, broker, pull_request(topic))
+    assert empty.code == ResponseCode.TOPIC_NOT_EXIST  # not created yet
+    for i in range(2):
+        request = send_request(RequestCode.SEND_MESSAGE_V2, send_header(topic), b"%d" % i)
+        sent_header(await send(client, broker, request))
+    await pull_all(client, broker, topic, 2)
+
+    at_max = await send(client, broker, pull_request(topic, offset=2))
+    assert at_max.code == ResponseCode.PULL_NOT_FOUND
+    assert at_max.remark == "OFFSET_OVERFLOW_ONE"
+    past = await send(client, broker, pull_request(topic, offset=7))
+    assert past.code == ResponseCode.PULL_OFFSET_MOVED
+    assert past.remark == "OFFSET_OVERFLOW_BADLY"
+    # RocketMQ corrects to the min offset when the queue still starts at 0.
+    assert past.ext_fields["nextBeginOffset"] == "0"
+    assert past.ext_fields["maxOffset"] == "2"
+    assert past.ext_fields["minOffset"] == "0"
+    assert past.ext_fields["suggestWhichBrokerId"] == "0"
+
+    # Queue 1 of the same topic exists but is empty: offset 0 waits, others moved.
+    empty0 = await send(client, broker, pull_request(topic, queue_id=1, offset=0))
+    assert empty0.code == ResponseCode.PULL_NOT_FOUND
+    empty5 = await send(client, broker, pull_request(topic, queue_id=1, offset=5))
+    assert empty5.code == ResponseCode.PULL_OFFSET_MOVED
+    bad_queue = await send(client, broker, pull_request(topic, queue_id=99))
+    assert bad_queue.code == ResponseCode.SYSTEM_ERROR
+
+
+async def test_pull_without_subscription_and_no_registry(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    sent_header(
+        await send(
+            client, broker, send_request(RequestCode.SEND_MESSAGE, send_header("TopicNS"), b"x")
+        )
+    )
+    response = await send(client, broker, pull_request("TopicNS", sys_flag=0))
+    assert response.code == ResponseCode.SUBSCRIPTION_NOT_EXIST
+
+
+async def test_commit_offset_carried_in_the_pull(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    topic = "TopicCommit"
+    sent_header(
+        await send(client, broker, send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"x"))
+    )
+    request = pull_request(
+        topic, group="cg-commit", sys_flag=SUBSCRIPTION | COMMIT_OFFSET, commit_offset=42
+    )
+    await send(client, broker, request)
+    assert broker.consumer_offset_manager.query_offset("cg-commit", topic, 0) == 42
+    # Without the flag nothing is committed.
+    request = pull_request(topic, group="cg-commit", sys_flag=SUBSCRIPTION, commit_offset=7)
+    await send(client, broker, request)
+    assert broker.consumer_offset_manager.query_offset("cg-commit", topic, 0) == 42
+
+
+async def test_long_polling_answers_when_a_message_arrives(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    topic = "TopicLongPoll"
+    # Create the topic (queue 1 stays empty).
+    sent_header(
+        await send(client, broker, send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"a"))
+    )
+    hold = broker.pull_request_hold_service
+    held = asyncio.Event()
+    original = hold.suspend_pull_request
+
+    def suspend(topic_: str, queue_id: int, request: object) -> None:
+        original(topic_, queue_id, request)  # type: ignore[arg-type]
+        held.set()
+
+    hold.suspend_pull_request = suspend  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    request = pull_request(
+        topic, queue_id=1, sys_flag=SUBSCRIPTION | 0x2, suspend_timeout_ms=15_000
+    )
+    pending = asyncio.create_task(client.invoke(broker.address, request, 30.0))
+    await asyncio.wait_for(held.wait(), 5)
+    assert hold.held_count == 1
+    assert not pending.done()
+
+    started = loop.time()
+    send_to_1 = send_request(RequestCode.SEND_MESSAGE_V2, send_header(topic, queue_id=1), b"late")
+    sent_header(await send(client, broker, send_to_1))
+    response = await asyncio.wait_for(pending, 10)
+    elapsed = loop.time() - started
+    assert response.code == ResponseCode.SUCCESS
+    assert [m.body for m in decode_messages(response.body)] == [b"late"]
+    assert elapsed < 3.0  # well before the 15 s suspend timeout and the 5 s re-check
+    assert hold.held_count == 0
+
+
+async def test_long_polling_times_out_with_pull_not_found(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    topic = "TopicPollTimeout"
+    sent_header(
+        await send(client, broker, send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"a"))
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    request = pull_request(topic, queue_id=2, sys_flag=SUBSCRIPTION | 0x2, suspend_timeout_ms=300)
+    response = await client.invoke(broker.address, request, 10.0)
+    elapsed = loop.time() - started
+    assert response.code == ResponseCode.PULL_NOT_FOUND
+    assert 0.25 <= elapsed < 3.0
