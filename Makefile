@@ -33,9 +33,7 @@ fault: $(STAMP)
 	$(VPY) -m pytest -m fault
 
 run: $(STAMP)
-	@echo "OrbitMQ: the name server and broker are not here yet; they arrive with the broker issue."
-	@echo "Then 'make run' will: create $(VENV) and install OrbitMQ (done now), start the name"
-	@echo "server on port 9876 and a broker on port 10911 with embedded default settings."
+	$(VENV)/bin/orbitmq start
 
 bench: $(STAMP)
 	$(VPY) benchmarks/store_bench.py

@@ -4,7 +4,17 @@ subscriptionGroup.json and consumerOffset.json."""
 
 from orbitmq.broker.broker_config import BrokerConfig, BrokerStartupConfig, load_broker_config
 from orbitmq.broker.broker_controller import BrokerController
+from orbitmq.broker.client_housekeeping import ClientHousekeeping
+from orbitmq.broker.client_manage_processor import ClientManageProcessor
+from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
+from orbitmq.broker.consumer_manager import (
+    ClientChannelInfo,
+    ConsumerGroupInfo,
+    ConsumerIdsChangeNotifier,
+    ConsumerManager,
+)
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.send_message_processor import SendMessageProcessor
@@ -23,8 +33,16 @@ __all__ = [
     "BrokerConfig",
     "BrokerController",
     "BrokerStartupConfig",
+    "ClientChannelInfo",
+    "ClientHousekeeping",
+    "ClientManageProcessor",
+    "ConsumerGroupInfo",
+    "ConsumerIdsChangeNotifier",
+    "ConsumerManageProcessor",
+    "ConsumerManager",
     "ConsumerOffsetManager",
     "InvalidTopicError",
+    "ProducerManager",
     "PullMessageProcessor",
     "PullRequest",
     "PullRequestHoldService",

@@ -1,6 +1,6 @@
 """``BrokerController``: the broker's wiring (RocketMQ's ``BrokerController``): the store,
 the metadata managers, the processors, the one table of request codes and the periodic
-tasks. Name-server registration comes later."""
+tasks and the name-server registration."""
 
 from __future__ import annotations
 
@@ -10,14 +10,29 @@ import logging
 from types import TracebackType
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
+from orbitmq.broker.client_housekeeping import ClientHousekeeping
+from orbitmq.broker.client_manage_processor import ClientManageProcessor
+from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
+from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.namesrv_registration_service import (
+    NamesrvRegistrationService,
+    registration_period_s,
+)
+from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.protocol import RequestCode
-from orbitmq.remoting import RemotingServer, RequestExecutor, RequestProcessor
+from orbitmq.remoting import (
+    DEFAULT_CAPACITY,
+    RemotingServer,
+    RequestExecutor,
+    RequestProcessor,
+)
 from orbitmq.store import MessageStore, MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -25,14 +40,14 @@ log = logging.getLogger(__name__)
 
 class BrokerController:
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
-    ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, processors, ``RemotingServer``
-    and the consumer-offset persist task.
+    ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, processors,
+    ``RemotingServer``, the consumer-offset persist task and the name-server registration.
 
     ``start`` loads the metadata and the store (recovery), starts the store and the
-    long-polling service, then listens; ``stop`` undoes it and saves the offsets. The store
-    host written into every message (and its offset message id) is
-    ``broker_ip1:listen_port`` from the configuration, so a broker on port 0 writes port 0
-    there. Use from one event loop.
+    long-polling service, listens, then registers with the name servers; ``stop``
+    unregisters, undoes the rest and saves the offsets. The store host written into every
+    message (and its offset message id) is ``broker_ip1`` and the bound port (with
+    listen_port 0 the server binds before the store loads). Use from one event loop.
     """
 
     def __init__(
@@ -46,7 +61,11 @@ class BrokerController:
         self.broker_config = broker_config
         self.store_config = store_config
         self.topic_config_manager = TopicConfigManager(
-            broker_config, store_config.config_file("topics"), clock=clock
+            broker_config,
+            store_config.config_file("topics"),
+            clock=clock,
+            # Late-bound: the registration service is made below.
+            on_new_topic=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
         )
         self.subscription_group_manager = SubscriptionGroupManager(
             broker_config, store_config.config_file("subscriptionGroup"), clock=clock
@@ -59,6 +78,23 @@ class BrokerController:
             store_host=(broker_config.broker_ip1, broker_config.listen_port),
             clock=clock,
             message_arriving_listener=self._message_arriving,
+        )
+        # The client registry (heartbeats); consumers hear of their group's changes.
+        self.consumer_manager = ConsumerManager(
+            ConsumerIdsChangeNotifier(lambda: broker_config.notify_consumer_ids_changed_enable),
+            clock=clock,
+        )
+        self.producer_manager = ProducerManager(clock=clock)
+        self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
+        self.client_manage_processor = ClientManageProcessor(
+            broker_config,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+        )
+        self.consumer_manage_processor = ConsumerManageProcessor(
+            self.consumer_manager, self.consumer_offset_manager, self.message_store
         )
         self.send_message_processor = SendMessageProcessor(
             broker_config,
@@ -74,7 +110,7 @@ class BrokerController:
             self.topic_config_manager,
             self.subscription_group_manager,
             self.consumer_offset_manager,
-            find_subscription,
+            find_subscription or self.consumer_manager.find_subscription_data,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.remoting_server = RemotingServer(
@@ -89,16 +125,48 @@ class BrokerController:
             "PullMessageExecutor", broker_config.pull_thread_pool_queue_capacity
         )
         send, pull = self.send_message_processor, self.pull_message_processor
+        client_manage = self.client_manage_processor
+        consumer_manage = self.consumer_manage_processor
+        # RocketMQ gives heartbeats and consumer management their own pools.
+        heartbeat_executor = RequestExecutor(
+            "HeartbeatExecutor", broker_config.heartbeat_thread_pool_queue_capacity
+        )
+        # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
+        consumer_manage_executor = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
         # The routing table, in one place (RocketMQ's registerProcessor).
         self.registrations: list[tuple[int, RequestProcessor, RequestExecutor]] = [
             (RequestCode.SEND_MESSAGE, send, send_executor),
             (RequestCode.SEND_MESSAGE_V2, send, send_executor),
             (RequestCode.SEND_BATCH_MESSAGE, send, send_executor),
             (RequestCode.PULL_MESSAGE, pull, pull_executor),
+            (RequestCode.HEART_BEAT, client_manage, heartbeat_executor),
+            (RequestCode.UNREGISTER_CLIENT, client_manage, heartbeat_executor),
+            (RequestCode.CHECK_CLIENT_CONFIG, client_manage, heartbeat_executor),
+            (RequestCode.GET_CONSUMER_LIST_BY_GROUP, consumer_manage, consumer_manage_executor),
+            (RequestCode.QUERY_CONSUMER_OFFSET, consumer_manage, consumer_manage_executor),
+            (RequestCode.UPDATE_CONSUMER_OFFSET, consumer_manage, consumer_manage_executor),
         ]
         for code, processor, executor in self.registrations:
             self.remoting_server.register_processor(code, processor, executor)
+        # Closed, failed or idle connections lose their producer and consumer registrations.
+        self.remoting_server.add_listener(self.client_housekeeping)
         self._persist_task: asyncio.Task[None] | None = None
+        # Name-server registration: at start, every registerNameServerPeriod and when a
+        # send creates a topic (the lambda above). The address is the bound one.
+        self.registration_service = NamesrvRegistrationService(
+            BrokerOuterAPI(),
+            broker_config.namesrv_addresses,
+            lambda: BrokerIdentity(
+                broker_config.broker_cluster_name,
+                broker_config.broker_name,
+                broker_config.broker_id,
+                self.address,
+                f"{broker_config.broker_ip1}:{self.port + 1}",  # haListenPort = listenPort + 1
+            ),
+            self.topic_config_manager.build_topic_config_serialize_wrapper,
+            period_s=registration_period_s(broker_config.register_name_server_period),
+            timeout_s=broker_config.register_broker_timeout_mills / 1000,
+        )
 
     def _message_arriving(self, topic: str, queue_id: int, max_offset: int) -> None:
         # Called from the store's reput thread.
@@ -114,6 +182,11 @@ class BrokerController:
         return f"{self.broker_config.broker_ip1}:{self.port}"
 
     async def start(self) -> None:
+        if self.broker_config.listen_port == 0:
+            # Port 0: bind first (nobody knows the port before start returns), so the store
+            # host written into messages and their offset msgIds carries the real port.
+            await self.remoting_server.start()
+            self.message_store.commit_log.set_store_host((self.broker_config.broker_ip1, self.port))
         self.topic_config_manager.load()
         self.subscription_group_manager.load()
         self.consumer_offset_manager.load()
@@ -121,20 +194,31 @@ class BrokerController:
         log.info("store loaded: %s", report)
         self.message_store.start()
         await self.pull_request_hold_service.start()
-        await self.remoting_server.start()
+        await self.client_housekeeping.start()
+        try:
+            await self.remoting_server.start()
+        except BaseException:
+            # E.g. the port is in use: leave the store as a clean shutdown does (no abort file).
+            await self.client_housekeeping.stop()
+            await self.pull_request_hold_service.stop()
+            await asyncio.to_thread(self.message_store.shutdown)
+            raise
         if self._persist_task is None:
             self._persist_task = asyncio.create_task(
                 self._persist_offsets_loop(), name="persistConsumerOffset"
             )
+        await self.registration_service.start()
         log.info("broker %s started on %s", self.broker_config.broker_name, self.address)
 
     async def stop(self) -> None:
+        await self.registration_service.stop()
         task, self._persist_task = self._persist_task, None
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.remoting_server.stop()
+        await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
         await asyncio.to_thread(self.message_store.shutdown)
         await asyncio.to_thread(self.consumer_offset_manager.persist)

@@ -91,9 +91,10 @@ class CommitLog:
             zero_run_limit=config.max_message_size + 4096,
         )
         self._clock = clock
-        self.store_host = store_host
-        self.store_host_bytes = pack_socket_address(store_host)
-        self._store_host_flag = sf.STOREHOSTADDRESS_V6_FLAG if is_ipv6(store_host) else 0
+        self.store_host: SocketAddress = store_host
+        self.store_host_bytes = b""
+        self._store_host_flag = 0
+        self.set_store_host(store_host)
         self._delay_levels_ms = delay_levels_ms
         #: "topic-queueId" -> the queue offset the next message of that queue gets.
         self.topic_queue_table: dict[str, int] = {}
@@ -103,6 +104,13 @@ class CommitLog:
         self._topic_problems: dict[str, str | None] = {}
         #: Wall time (ms) at which the current holder took the put lock; 0 when free.
         self.begin_time_in_lock = 0
+
+    def set_store_host(self, store_host: SocketAddress) -> None:
+        """The address written into records from now on (a broker that bound port 0 learns
+        its port only at start)."""
+        self.store_host = store_host
+        self.store_host_bytes = pack_socket_address(store_host)
+        self._store_host_flag = sf.STOREHOSTADDRESS_V6_FLAG if is_ipv6(store_host) else 0
 
     # -- encoding (outside the lock) ----------------------------------------------------
 

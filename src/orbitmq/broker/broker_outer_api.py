@@ -1,0 +1,141 @@
+"""``BrokerOuterAPI``: the broker's requests to the name servers (RocketMQ's
+``BrokerOuterAPI``): REGISTER_BROKER to every name server at once and UNREGISTER_BROKER at
+shutdown. Failures are logged and reported per address, never raised."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import zlib
+from dataclasses import dataclass
+
+from orbitmq.protocol import (
+    RegisterBrokerBody,
+    RegisterBrokerRequestHeader,
+    RegisterBrokerResponseHeader,
+    RemotingCommand,
+    RequestCode,
+    ResponseCode,
+    TopicConfigSerializeWrapper,
+    UnRegisterBrokerRequestHeader,
+)
+from orbitmq.remoting import RemotingClient
+
+log = logging.getLogger(__name__)
+
+
+def body_crc32(body: bytes) -> int:
+    """RocketMQ's ``UtilAll.crc32``: CRC32 with the sign bit cleared."""
+    return zlib.crc32(body) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerIdentity:
+    """What a broker tells the name servers about itself."""
+
+    cluster_name: str
+    broker_name: str
+    broker_id: int
+    broker_addr: str
+    ha_server_addr: str
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerResult:
+    """One name server's answer (RocketMQ's RegisterBrokerResult): the master's addresses,
+    for slaves."""
+
+    namesrv_addr: str
+    ha_server_addr: str | None
+    master_addr: str | None
+
+
+class BrokerOuterAPI:
+    """Owns one ``RemotingClient`` (one connection per name server). Use from one loop."""
+
+    def __init__(self, client: RemotingClient | None = None) -> None:
+        self.client = client or RemotingClient()
+
+    async def register_broker_all(
+        self,
+        namesrv_addresses: list[str],
+        broker: BrokerIdentity,
+        topic_config_wrapper: TopicConfigSerializeWrapper,
+        timeout_s: float,
+        filter_server_list: list[str] | None = None,
+    ) -> list[RegisterBrokerResult]:
+        """Register with every name server concurrently; the answers of those that
+        accepted (the others are logged)."""
+        if not namesrv_addresses:
+            return []
+        body = RegisterBrokerBody(topic_config_wrapper, list(filter_server_list or [])).encode(
+            compressed=False
+        )
+        header = RegisterBrokerRequestHeader(
+            broker_name=broker.broker_name,
+            broker_addr=broker.broker_addr,
+            cluster_name=broker.cluster_name,
+            ha_server_addr=broker.ha_server_addr,
+            broker_id=broker.broker_id,
+            compressed=False,
+            body_crc32=body_crc32(body),
+        )
+        ext = header.to_ext_fields()
+        results = await asyncio.gather(
+            *(self._register(addr, ext, body, timeout_s) for addr in namesrv_addresses)
+        )
+        return [r for r in results if r is not None]
+
+    async def _register(
+        self, addr: str, ext: dict[str, str], body: bytes, timeout_s: float
+    ) -> RegisterBrokerResult | None:
+        request = RemotingCommand.create_request(RequestCode.REGISTER_BROKER, dict(ext), body)
+        try:
+            response = await self.client.invoke(addr, request, timeout_s)
+        except Exception as exc:
+            log.warning("registerBroker to name server %s failed: %s", addr, exc)
+            return None
+        if response.code != ResponseCode.SUCCESS:
+            log.warning(
+                "registerBroker to name server %s refused: code %d %s",
+                addr,
+                response.code,
+                response.remark,
+            )
+            return None
+        answer = RegisterBrokerResponseHeader.from_ext_fields(response.ext_fields)
+        log.info("registered with name server %s", addr)
+        return RegisterBrokerResult(addr, answer.ha_server_addr, answer.master_addr)
+
+    async def unregister_broker_all(
+        self, namesrv_addresses: list[str], broker: BrokerIdentity, timeout_s: float
+    ) -> None:
+        """UNREGISTER_BROKER to every name server concurrently; failures are logged."""
+        header = UnRegisterBrokerRequestHeader(
+            broker_name=broker.broker_name,
+            broker_addr=broker.broker_addr,
+            cluster_name=broker.cluster_name,
+            broker_id=broker.broker_id,
+        )
+        ext = header.to_ext_fields()
+        await asyncio.gather(*(self._unregister(a, ext, timeout_s) for a in namesrv_addresses))
+
+    async def _unregister(self, addr: str, ext: dict[str, str], timeout_s: float) -> None:
+        request = RemotingCommand.create_request(RequestCode.UNREGISTER_BROKER, dict(ext))
+        try:
+            response = await self.client.invoke(addr, request, timeout_s)
+        except Exception as exc:
+            log.warning("unregisterBroker from name server %s failed: %s", addr, exc)
+            return
+        if response.code != ResponseCode.SUCCESS:
+            log.warning(
+                "unregisterBroker from name server %s refused: code %d %s",
+                addr,
+                response.code,
+                response.remark,
+            )
+        else:
+            log.info("unregistered from name server %s", addr)
+
+    async def close(self) -> None:
+        await self.client.close()

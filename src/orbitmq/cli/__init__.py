@@ -1,0 +1,1 @@
+"""The ``orbitmq`` command line: servers (``namesrv``, ``broker``, ``start``)."""

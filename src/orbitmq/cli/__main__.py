@@ -1,0 +1,5 @@
+"""``python -m orbitmq.cli``."""
+
+from orbitmq.cli.main import main
+
+main()

@@ -1,0 +1,127 @@
+"""``orbitmq start`` and ``orbitmq broker`` as subprocesses (``python -m orbitmq.cli``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from orbitmq.common import decode_message_id, decode_messages
+from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode, TopicRouteData
+from orbitmq.remoting import RemotingClient
+from tests.component.broker.conftest import (
+    SUBSCRIPTION,
+    pull_request,
+    send_header,
+    send_request,
+    sent_header,
+)
+
+READY = re.compile(r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), data in (.+)$")
+
+
+def start_orbitmq(data_dir: Path, out: Path) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
+    """Start ``orbitmq start`` on free ports; wait (bounded) for its ready line."""
+    stdout, stderr = out.with_suffix(".out"), out.with_suffix(".err")
+    with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "orbitmq.cli",
+                "start",
+                "--data-dir",
+                str(data_dir),
+                "--namesrv-port",
+                "0",
+                "--listen-port",
+                "0",
+            ],
+            stdout=out_file,
+            stderr=err_file,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for line in stdout.read_text().splitlines():
+            match = READY.match(line.strip())
+            if match:
+                return process, match
+        if process.poll() is not None:
+            break
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    raise AssertionError(f"no ready line: {stdout.read_text()!r} {stderr.read_text()!r}")
+
+
+async def send_and_pull(namesrv: str, broker: str) -> None:
+    client = RemotingClient(connect_timeout_s=2.0)
+    try:
+        request = send_request(
+            RequestCode.SEND_MESSAGE_V2, send_header("CliTopic", {"TAGS": "t"}), b"hello cli"
+        )
+        header = sent_header(await client.invoke(broker, request, 5.0))
+        assert decode_message_id(header.msg_id)[0][1] == int(broker.rsplit(":", 1)[1])
+        pull = pull_request("CliTopic", header.queue_id, 0, sys_flag=SUBSCRIPTION)
+        response = await client.invoke(broker, pull, 5.0)
+        assert response.code == ResponseCode.SUCCESS, response.remark
+        assert [m.body for m in decode_messages(response.body)] == [b"hello cli"]
+        # The new topic is routed by the embedded name server.
+        async with asyncio.timeout(5):
+            while True:
+                route = await client.invoke(
+                    namesrv,
+                    RemotingCommand.create_request(
+                        RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "CliTopic"}
+                    ),
+                    5.0,
+                )
+                if route.code == ResponseCode.SUCCESS:
+                    break
+                await asyncio.sleep(0.02)
+        brokers = TopicRouteData.from_json(route.body).broker_datas
+        assert [b.broker_addrs for b in brokers] == [{0: broker}]
+    finally:
+        await client.close()
+
+
+def test_start_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    process, ready = start_orbitmq(data_dir, tmp_path / "orbitmq")
+    try:
+        namesrv, broker, cluster, name, shown_dir = ready.groups()
+        assert (cluster, name) == ("DefaultCluster", "broker-a")
+        assert Path(shown_dir) == data_dir.resolve()
+        abort = data_dir / "abort"
+        assert abort.exists()
+        asyncio.run(send_and_pull(namesrv, broker))
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0, (tmp_path / "orbitmq.err").read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not abort.exists()
+    assert (data_dir / "config" / "topics.json").exists()
+
+
+def test_broker_with_a_bad_value_exits_non_zero_naming_the_key(tmp_path: Path) -> None:
+    conf = tmp_path / "bad.conf"
+    conf.write_text(f"storePathRootDir={tmp_path / 'store'}\nlistenPort=notaport\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "orbitmq.cli", "broker", "-c", str(conf)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "listenPort" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "store").exists()
