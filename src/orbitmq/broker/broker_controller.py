@@ -26,6 +26,7 @@ from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.periodic import run_every
 from orbitmq.protocol import RequestCode
 from orbitmq.remoting import (
     DEFAULT_CAPACITY,
@@ -224,13 +225,11 @@ class BrokerController:
         await asyncio.to_thread(self.consumer_offset_manager.persist)
 
     async def _persist_offsets_loop(self) -> None:
-        interval_s = self.broker_config.flush_consumer_offset_interval / 1000
-        while True:
-            await asyncio.sleep(interval_s)
-            try:
-                await asyncio.to_thread(self.consumer_offset_manager.persist)
-            except Exception:
-                log.exception("persist consumer offsets failed")
+        await run_every(
+            self.broker_config.flush_consumer_offset_interval / 1000,
+            lambda: asyncio.to_thread(self.consumer_offset_manager.persist),
+            "persist consumer offsets",
+        )
 
     async def __aenter__(self) -> BrokerController:
         await self.start()

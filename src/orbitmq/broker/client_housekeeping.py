@@ -11,6 +11,7 @@ from typing import Final
 
 from orbitmq.broker.consumer_manager import ConsumerManager
 from orbitmq.broker.producer_manager import ProducerManager
+from orbitmq.common.periodic import run_every
 from orbitmq.remoting import ChannelContext, ChannelEventListener
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,4 @@ class ClientHousekeeping(ChannelEventListener):
                 await task
 
     async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.scan_interval_s)
-            try:
-                self.scan_exception_channel()
-            except Exception:
-                log.exception("scan client channels failed")
+        await run_every(self.scan_interval_s, self.scan_exception_channel, "scan client channels")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from orbitmq.broker.tag_filter import SubscriptionData, TagMessageFilter
+from orbitmq.common.periodic import run_every
 from orbitmq.protocol import RemotingCommand
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore
@@ -98,12 +99,9 @@ class PullRequestHoldService:
         self._table.clear()
 
     async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.check_interval_ms / 1000)
-            try:
-                self.check_hold_request()
-            except Exception:
-                log.exception("check hold request failed")
+        await run_every(
+            lambda: self.check_interval_ms / 1000, self.check_hold_request, "check hold request"
+        )
 
     # -- holding ------------------------------------------------------------------------
 

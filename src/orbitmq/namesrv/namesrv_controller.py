@@ -10,6 +10,7 @@ import logging
 from types import TracebackType
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.periodic import run_every
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
 from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProcessor
 from orbitmq.namesrv.kv_config_manager import KVConfigManager
@@ -108,12 +109,7 @@ class NamesrvController:
 
     async def _scan_loop(self) -> None:
         interval_s = self.config.scan_not_active_broker_interval_ms / 1000
-        while True:
-            await asyncio.sleep(interval_s)
-            try:
-                self.scan_not_active_broker()
-            except Exception:
-                log.exception("scanNotActiveBroker failed")
+        await run_every(interval_s, self.scan_not_active_broker, "scanNotActiveBroker")
 
     async def __aenter__(self) -> NamesrvController:
         await self.start()

@@ -17,9 +17,8 @@ from orbitmq.remoting.errors import (
     RemotingSendRequestError,
     RemotingTimeoutError,
 )
+from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
-from orbitmq.remoting.request_executor import RequestExecutor
-from orbitmq.remoting.request_processor import RequestProcessor
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +41,7 @@ def parse_address(addr: str) -> SocketAddress:
     return (host, int(port))
 
 
-class RemotingClient:
+class RemotingClient(ProcessorRegistry):
     """Owns one connection per server address (RocketMQ's ``NettyRemotingClient``
     channelTables), made on first use and replaced after it closes, and its own
     ``ProcessorTable`` for requests servers send over those connections
@@ -72,8 +71,7 @@ class RemotingClient:
         self.close_socket_if_timeout = close_socket_if_timeout
         self._ssl = ssl
         self._max_frame_bytes = max_frame_bytes
-        self.table = table or ProcessorTable()
-        self._listeners = ChannelEventListeners()
+        super().__init__(table)
         self._events = ChannelEventListeners()
         self._events.add(_Tracker(self))
         self._events.add(self._listeners)
@@ -81,25 +79,6 @@ class RemotingClient:
         self._address_of: dict[int, str] = {}
         self._connecting: dict[str, asyncio.Task[Channel]] = {}
         self._closed = False
-
-    # -- wiring -------------------------------------------------------------------------------
-
-    def register_processor(
-        self,
-        code: int,
-        processor: RequestProcessor,
-        executor: RequestExecutor | int | None = None,
-    ) -> None:
-        """Answer requests with ``code`` that servers send to this client."""
-        self.table.register_processor(code, processor, executor)
-
-    def register_default_processor(
-        self, processor: RequestProcessor, executor: RequestExecutor | int | None = None
-    ) -> None:
-        self.table.register_default_processor(processor, executor)
-
-    def add_listener(self, listener: ChannelEventListener) -> None:
-        self._listeners.add(listener)
 
     # -- requests -----------------------------------------------------------------------------
 

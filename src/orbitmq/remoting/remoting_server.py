@@ -13,9 +13,8 @@ from orbitmq.protocol import MAX_FRAME_BYTES
 from orbitmq.remoting.channel import DEFAULT_WRITE_BUFFER_HIGH_BYTES, Channel
 from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
 from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
+from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
-from orbitmq.remoting.request_executor import RequestExecutor
-from orbitmq.remoting.request_processor import RequestProcessor
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +24,7 @@ DEFAULT_CHANNEL_MAX_IDLE_S: Final = 120.0
 DEFAULT_BACKLOG: Final = 1024
 
 
-class RemotingServer:
+class RemotingServer(ProcessorRegistry):
     """Owns a listening socket, the connections it accepted and its ``ProcessorTable``
     (RocketMQ's ``NettyRemotingServer``).
 
@@ -66,33 +65,13 @@ class RemotingServer:
         self._backlog = backlog
         self._write_buffer_high_bytes = write_buffer_high_bytes
         self._max_frame_bytes = max_frame_bytes
-        self.table = table or ProcessorTable()
+        super().__init__(table)
         self._channels: dict[int, Channel] = {}
-        self._listeners = ChannelEventListeners()
         self._events = ChannelEventListeners()
         self._events.add(_Tracker(self._channels))
         self._events.add(self._listeners)
         self._server: asyncio.Server | None = None
         self._port: int | None = None
-
-    # -- wiring -------------------------------------------------------------------------------
-
-    def register_processor(
-        self,
-        code: int,
-        processor: RequestProcessor,
-        executor: RequestExecutor | int | None = None,
-    ) -> None:
-        """Route ``code`` to ``processor``; see ``ProcessorTable.register_processor``."""
-        self.table.register_processor(code, processor, executor)
-
-    def register_default_processor(
-        self, processor: RequestProcessor, executor: RequestExecutor | int | None = None
-    ) -> None:
-        self.table.register_default_processor(processor, executor)
-
-    def add_listener(self, listener: ChannelEventListener) -> None:
-        self._listeners.add(listener)
 
     # -- lifetime -----------------------------------------------------------------------------
 
