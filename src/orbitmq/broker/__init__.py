@@ -2,6 +2,7 @@
 For now: its configuration (broker.conf) and the managers of topics.json,
 subscriptionGroup.json and consumerOffset.json."""
 
+from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.broker_config import BrokerConfig, BrokerStartupConfig, load_broker_config
 from orbitmq.broker.broker_controller import BrokerController
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
@@ -17,6 +18,12 @@ from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from orbitmq.broker.query_message_processor import QueryMessageProcessor
+from orbitmq.broker.rebalance_lock_manager import (
+    REBALANCE_LOCK_MAX_LIVE_TIME_MS,
+    RebalanceLockManager,
+)
+from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -30,6 +37,8 @@ from orbitmq.broker.tag_filter import (
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 
 __all__ = [
+    "REBALANCE_LOCK_MAX_LIVE_TIME_MS",
+    "AdminBrokerProcessor",
     "BrokerConfig",
     "BrokerController",
     "BrokerStartupConfig",
@@ -46,6 +55,9 @@ __all__ = [
     "PullMessageProcessor",
     "PullRequest",
     "PullRequestHoldService",
+    "QueryMessageProcessor",
+    "RebalanceLockManager",
+    "SendMessageBackProcessor",
     "SendMessageProcessor",
     "SubscriptionData",
     "SubscriptionGroupConfig",

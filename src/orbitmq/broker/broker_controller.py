@@ -9,6 +9,7 @@ import contextlib
 import logging
 from types import TracebackType
 
+from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
@@ -22,6 +23,9 @@ from orbitmq.broker.namesrv_registration_service import (
 )
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
+from orbitmq.broker.query_message_processor import QueryMessageProcessor
+from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
@@ -134,11 +138,39 @@ class BrokerController:
         )
         # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
         consumer_manage_executor = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
+        self.send_message_back_processor = SendMessageBackProcessor(
+            broker_config,
+            self.message_store,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+        )
+        self.query_message_processor = QueryMessageProcessor(store_config, self.message_store)
+        send_back, query = self.send_message_back_processor, self.query_message_processor
+        query_executor = RequestExecutor(
+            "QueryMessageExecutor", broker_config.query_thread_pool_queue_capacity
+        )
+        # Admin requests and the orderly-consumption queue locks (RocketMQ's
+        # AdminBrokerProcessor on its adminBrokerExecutor).
+        self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
+        self.admin_broker_processor = AdminBrokerProcessor(
+            self.message_store,
+            self.topic_config_manager,
+            self.consumer_offset_manager,
+            self.rebalance_lock_manager,
+            broker_role=store_config.broker_role,
+            # Late-bound, as on_new_topic above: re-register with the name servers at once.
+            on_topic_changed=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
+        )
+        admin = self.admin_broker_processor
+        admin_executor = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
         # The routing table, in one place (RocketMQ's registerProcessor).
         self.registrations: list[tuple[int, RequestProcessor, RequestExecutor]] = [
             (RequestCode.SEND_MESSAGE, send, send_executor),
             (RequestCode.SEND_MESSAGE_V2, send, send_executor),
             (RequestCode.SEND_BATCH_MESSAGE, send, send_executor),
+            (RequestCode.CONSUMER_SEND_MSG_BACK, send_back, send_executor),
+            (RequestCode.QUERY_MESSAGE, query, query_executor),
+            (RequestCode.VIEW_MESSAGE_BY_ID, query, query_executor),
             (RequestCode.PULL_MESSAGE, pull, pull_executor),
             (RequestCode.HEART_BEAT, client_manage, heartbeat_executor),
             (RequestCode.UNREGISTER_CLIENT, client_manage, heartbeat_executor),
@@ -146,6 +178,15 @@ class BrokerController:
             (RequestCode.GET_CONSUMER_LIST_BY_GROUP, consumer_manage, consumer_manage_executor),
             (RequestCode.QUERY_CONSUMER_OFFSET, consumer_manage, consumer_manage_executor),
             (RequestCode.UPDATE_CONSUMER_OFFSET, consumer_manage, consumer_manage_executor),
+            (RequestCode.GET_MAX_OFFSET, admin, admin_executor),
+            (RequestCode.GET_MIN_OFFSET, admin, admin_executor),
+            (RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, admin, admin_executor),
+            (RequestCode.GET_EARLIEST_MSG_STORETIME, admin, admin_executor),
+            (RequestCode.UPDATE_AND_CREATE_TOPIC, admin, admin_executor),
+            (RequestCode.DELETE_TOPIC_IN_BROKER, admin, admin_executor),
+            (RequestCode.GET_ALL_TOPIC_CONFIG, admin, admin_executor),
+            (RequestCode.LOCK_BATCH_MQ, admin, admin_executor),
+            (RequestCode.UNLOCK_BATCH_MQ, admin, admin_executor),
         ]
         for code, processor, executor in self.registrations:
             self.remoting_server.register_processor(code, processor, executor)

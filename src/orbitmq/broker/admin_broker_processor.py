@@ -1,0 +1,235 @@
+"""``AdminBrokerProcessor``: the admin and queue-lock requests of RocketMQ's
+``AdminBrokerProcessor`` that OrbitMQ answers so far:
+
+- GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29),
+  GET_EARLIEST_MSG_STORETIME (32): a queue's offsets and times, read from the store;
+- UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21);
+- LOCK_BATCH_MQ (41), UNLOCK_BATCH_MQ (42) through the ``RebalanceLockManager``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+from typing import Final
+
+from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.topic_config_manager import TopicConfigManager
+from orbitmq.common.topic import TOPIC_MAX_LENGTH, is_system_topic
+from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.body import (
+    LockBatchRequestBody,
+    LockBatchResponseBody,
+    TopicConfig,
+    TopicFilterType,
+    UnlockBatchRequestBody,
+)
+from orbitmq.protocol.header import (
+    CreateTopicRequestHeader,
+    DeleteTopicRequestHeader,
+    GetEarliestMsgStoretimeRequestHeader,
+    GetEarliestMsgStoretimeResponseHeader,
+    GetMaxOffsetRequestHeader,
+    GetMaxOffsetResponseHeader,
+    GetMinOffsetRequestHeader,
+    GetMinOffsetResponseHeader,
+    SearchOffsetRequestHeader,
+    SearchOffsetResponseHeader,
+)
+from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
+from orbitmq.store import MessageStore
+from orbitmq.store.message_store_config import BrokerRole
+
+log = logging.getLogger(__name__)
+
+#: RocketMQ 4.9.8's remarks (TopicValidator, AdminBrokerProcessor.validateSlave).
+TOPIC_BLANK_REMARK: Final = "The specified topic is blank."
+TOPIC_ILLEGAL_REMARK: Final = (
+    "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+)
+TOPIC_TOO_LONG_REMARK: Final = "The specified topic is longer than topic max length."
+SLAVE_REMARK: Final = (
+    "Can't modify topic or subscription group from slave broker, "
+    "please execute it from master broker."
+)
+_LEGAL_TOPIC: Final = re.compile(r"[%|a-zA-Z0-9_-]+")
+
+
+def system_topic_remark(topic: str) -> str:
+    return f"The topic[{topic}] is conflict with system topic."
+
+
+class AdminBrokerProcessor(CodeDispatchingProcessor):
+    """Admin requests on topics and queues, and the orderly-consumption queue locks.
+
+    Event-loop confined; topic changes (which write topics.json) run in a worker thread and
+    are serialized by an asyncio lock, as RocketMQ's handlers are ``synchronized``.
+    ``on_topic_changed`` is called after a topic is created or updated, so the broker can
+    re-register with the name servers at once (RocketMQ's registerIncrementBrokerData).
+    """
+
+    def __init__(
+        self,
+        store: MessageStore,
+        topic_config_manager: TopicConfigManager,
+        consumer_offset_manager: ConsumerOffsetManager,
+        rebalance_lock_manager: RebalanceLockManager,
+        *,
+        broker_role: BrokerRole = BrokerRole.ASYNC_MASTER,
+        on_topic_changed: Callable[[TopicConfig], None] | None = None,
+    ) -> None:
+        super().__init__(
+            {
+                RequestCode.GET_MAX_OFFSET: self.get_max_offset,
+                RequestCode.GET_MIN_OFFSET: self.get_min_offset,
+                RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: self.search_offset_by_timestamp,
+                RequestCode.GET_EARLIEST_MSG_STORETIME: self.get_earliest_msg_storetime,
+                RequestCode.UPDATE_AND_CREATE_TOPIC: self.update_and_create_topic,
+                RequestCode.DELETE_TOPIC_IN_BROKER: self.delete_topic,
+                RequestCode.GET_ALL_TOPIC_CONFIG: self.get_all_topic_config,
+                RequestCode.LOCK_BATCH_MQ: self.lock_batch_mq,
+                RequestCode.UNLOCK_BATCH_MQ: self.unlock_batch_mq,
+            }
+        )
+        self.store = store
+        self.topic_config_manager = topic_config_manager
+        self.consumer_offset_manager = consumer_offset_manager
+        self.rebalance_lock_manager = rebalance_lock_manager
+        self.broker_role = broker_role
+        self.on_topic_changed = on_topic_changed
+        self._topic_change_lock = asyncio.Lock()
+
+    # -- offsets and times ---------------------------------------------------------------
+
+    async def get_max_offset(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        offset = self.store.get_max_offset_in_queue(header.topic, header.queue_id)
+        return _success(request, GetMaxOffsetResponseHeader(offset=offset).to_ext_fields())
+
+    async def get_min_offset(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        offset = self.store.get_min_offset_in_queue(header.topic, header.queue_id)
+        return _success(request, GetMinOffsetResponseHeader(offset=offset).to_ext_fields())
+
+    async def search_offset_by_timestamp(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = SearchOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        # A binary search reading the commit log: off the event loop.
+        offset = await asyncio.to_thread(
+            self.store.get_offset_in_queue_by_time, header.topic, header.queue_id, header.timestamp
+        )
+        return _success(request, SearchOffsetResponseHeader(offset=offset).to_ext_fields())
+
+    async def get_earliest_msg_storetime(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = GetEarliestMsgStoretimeRequestHeader.from_ext_fields(request.ext_fields)
+        timestamp = await asyncio.to_thread(
+            self.store.get_earliest_message_time, header.topic, header.queue_id
+        )
+        response_header = GetEarliestMsgStoretimeResponseHeader(timestamp=timestamp)
+        return _success(request, response_header.to_ext_fields())
+
+    # -- topics --------------------------------------------------------------------------
+
+    def _refuse_topic(self, request: RemotingCommand, topic: str) -> RemotingCommand | None:
+        """RocketMQ's validateSlave, validateTopic and isSystemTopic checks, in its order."""
+        if self.broker_role is BrokerRole.SLAVE:
+            return _error(request, SLAVE_REMARK)
+        if not topic.strip():
+            return _error(request, TOPIC_BLANK_REMARK)
+        if _LEGAL_TOPIC.fullmatch(topic) is None:
+            return _error(request, TOPIC_ILLEGAL_REMARK)
+        if len(topic) > TOPIC_MAX_LENGTH:
+            return _error(request, TOPIC_TOO_LONG_REMARK)
+        # RocketMQ's TopicConfigManager adds the broker's own topics (cluster name, broker
+        # name, reply topic...) to TopicValidator's system set.
+        if is_system_topic(topic) or topic in self.topic_config_manager.system_topics:
+            return _error(request, system_topic_remark(topic))
+        return None
+
+    async def update_and_create_topic(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
+        log.info("updateAndCreateTopic %s called by %s", header.topic, ctx.remote_address)
+        refused = self._refuse_topic(request, header.topic)
+        if refused is not None:
+            return refused
+        topic_config = TopicConfig(
+            header.topic,
+            read_queue_nums=header.read_queue_nums,
+            write_queue_nums=header.write_queue_nums,
+            perm=header.perm,
+            topic_filter_type=TopicFilterType[header.topic_filter_type],
+            topic_sys_flag=header.topic_sys_flag or 0,
+            # RocketMQ 4.9.8 ignores the header's order; the name server's order config rules.
+        )
+        async with self._topic_change_lock:
+            await asyncio.to_thread(self.topic_config_manager.update_topic_config, topic_config)
+        if self.on_topic_changed is not None:
+            self.on_topic_changed(topic_config)
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+    async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        header = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
+        topic = header.topic
+        log.info("deleteTopic %s called by %s", topic, ctx.remote_address)
+        refused = self._refuse_topic(request, topic)
+        if refused is not None:
+            return refused
+        async with self._topic_change_lock:
+            await asyncio.to_thread(self._delete_topic, topic)
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+    def _delete_topic(self, topic: str) -> None:
+        self.topic_config_manager.delete_topic_config(topic)
+        # RocketMQ cleans every queue of a topic the table no longer holds (cleanUnusedTopic);
+        # we drop exactly the deleted one's, and its committed offsets.
+        if topic not in self.topic_config_manager.topic_names():
+            removed = self.store.delete_topics({topic})
+            log.info("deleted %d consume queues of topic %s", removed, topic)
+        self.consumer_offset_manager.clean_offset_by_topic(topic)
+
+    async def get_all_topic_config(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        wrapper = self.topic_config_manager.build_topic_config_serialize_wrapper()
+        return RemotingCommand.create_response(
+            request, ResponseCode.SUCCESS, body=wrapper.to_json()
+        )
+
+    # -- queue locks ---------------------------------------------------------------------
+
+    async def lock_batch_mq(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        body = LockBatchRequestBody.from_json(request.body)
+        locked = self.rebalance_lock_manager.try_lock_batch(
+            body.consumer_group, body.mq_set, body.client_id
+        )
+        response_body = LockBatchResponseBody(lock_ok_mq_set=locked)
+        return RemotingCommand.create_response(
+            request, ResponseCode.SUCCESS, body=response_body.to_json()
+        )
+
+    async def unlock_batch_mq(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        body = UnlockBatchRequestBody.from_json(request.body)
+        self.rebalance_lock_manager.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+
+def _success(request: RemotingCommand, ext_fields: dict[str, str]) -> RemotingCommand:
+    return RemotingCommand.create_response(request, ResponseCode.SUCCESS, ext_fields=ext_fields)
+
+
+def _error(request: RemotingCommand, remark: str) -> RemotingCommand:
+    return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, remark)
