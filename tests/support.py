@@ -1,8 +1,13 @@
-"""Shared builders for store tests: small store configs and messages."""
+"""Shared builders for tests: small store configs, messages, ``orbitmq start`` subprocesses."""
 
 from __future__ import annotations
 
 import itertools
+import os
+import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +77,41 @@ def make_message(
         born_timestamp=next(_BORN),
         born_host=("10.1.2.3", 52000),
     )
+
+
+READY = re.compile(r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), data in (.+)$")
+
+
+def start_orbitmq(data_dir: Path, out: Path) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
+    """Start ``orbitmq start`` on free ports; wait (bounded) for its ready line."""
+    stdout, stderr = out.with_suffix(".out"), out.with_suffix(".err")
+    with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "orbitmq.cli",
+                "start",
+                "--data-dir",
+                str(data_dir),
+                "--namesrv-port",
+                "0",
+                "--listen-port",
+                "0",
+            ],
+            stdout=out_file,
+            stderr=err_file,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for line in stdout.read_text().splitlines():
+            match = READY.match(line.strip())
+            if match:
+                return process, match
+        if process.poll() is not None:
+            break
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    raise AssertionError(f"no ready line: {stdout.read_text()!r} {stderr.read_text()!r}")

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from orbitmq.common import decode_message_id, decode_messages
@@ -21,43 +18,7 @@ from tests.component.broker.conftest import (
     send_request,
     sent_header,
 )
-
-READY = re.compile(r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), data in (.+)$")
-
-
-def start_orbitmq(data_dir: Path, out: Path) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
-    """Start ``orbitmq start`` on free ports; wait (bounded) for its ready line."""
-    stdout, stderr = out.with_suffix(".out"), out.with_suffix(".err")
-    with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "orbitmq.cli",
-                "start",
-                "--data-dir",
-                str(data_dir),
-                "--namesrv-port",
-                "0",
-                "--listen-port",
-                "0",
-            ],
-            stdout=out_file,
-            stderr=err_file,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        for line in stdout.read_text().splitlines():
-            match = READY.match(line.strip())
-            if match:
-                return process, match
-        if process.poll() is not None:
-            break
-        time.sleep(0.02)
-    process.kill()
-    process.wait()
-    raise AssertionError(f"no ready line: {stdout.read_text()!r} {stderr.read_text()!r}")
+from tests.support import start_orbitmq
 
 
 async def send_and_pull(namesrv: str, broker: str) -> None:
