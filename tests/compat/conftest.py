@@ -26,6 +26,9 @@ CLIENTS_DIR = Path(__file__).resolve().parent / "clients"
 #: rocketmq-python-cvs bundles the official C++ client 2.1.0 (librocketmq.so; needs only
 #: libstdc++ and zlib from the system).
 CPP_CVS_REQUIREMENT = "rocketmq-python-cvs==2.1.0.3"
+#: rocketmq 0.4.4 bundles the older C++ client 1.x, which sends with SEND_MESSAGE (10). Its
+#: Python API is the one ``clients/`` uses (it lacks only ``set_log_root_path``).
+CPP_044_REQUIREMENT = "rocketmq==0.4.4"
 
 
 def compat_venv(name: str, requirement: str) -> Path:
@@ -110,6 +113,11 @@ def cpp_cvs_python() -> Path:
     return compat_venv("cpp-cvs", CPP_CVS_REQUIREMENT)
 
 
+@pytest.fixture(scope="session")
+def cpp_044_python() -> Path:
+    return compat_venv("cpp-0.4.4", CPP_044_REQUIREMENT)
+
+
 @pytest.fixture(scope="module")
 def orbitmq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OrbitMQ]:
     """``orbitmq start`` on free ports for the module's tests; stopped with SIGTERM."""
@@ -129,3 +137,8 @@ def orbitmq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OrbitMQ]:
 @pytest.fixture(scope="module")
 def cpp_cvs(cpp_cvs_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ClientRunner:
     return ClientRunner(cpp_cvs_python, tmp_path_factory.mktemp("cpp-cvs-home"))
+
+
+@pytest.fixture(scope="module")
+def cpp_044(cpp_044_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ClientRunner:
+    return ClientRunner(cpp_044_python, tmp_path_factory.mktemp("cpp-044-home"))

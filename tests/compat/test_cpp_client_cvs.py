@@ -43,20 +43,22 @@ def test_send_sync_is_acknowledged(sent: list[dict[str, Any]]) -> None:
     assert all(r["offset"] >= 0 for r in sent)
 
 
-async def read_back(orbitmq: OrbitMQ) -> tuple[list[MessageExt], dict[str, list[MessageExt]]]:
-    """Every message of the topic pulled from each queue, and each key's QUERY_MESSAGE answer."""
+async def read_back(
+    orbitmq: OrbitMQ, topic: str = TOPIC
+) -> tuple[list[MessageExt], dict[str, list[MessageExt]]]:
+    """Every message of ``topic`` pulled from each queue, and each key's QUERY_MESSAGE answer."""
     client = RemotingClient(connect_timeout_s=2.0)
     try:
         route = await client.invoke(
             orbitmq.namesrv,
-            RemotingCommand.create_request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": TOPIC}),
+            RemotingCommand.create_request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic}),
             5.0,
         )
         assert route.code == ResponseCode.SUCCESS, route.remark
         [queue_data] = TopicRouteData.from_json(route.body).queue_datas
         pulled: list[MessageExt] = []
         for queue_id in range(queue_data.read_queue_nums):
-            response = await client.invoke(orbitmq.broker, pull_request(TOPIC, queue_id), 5.0)
+            response = await client.invoke(orbitmq.broker, pull_request(topic, queue_id), 5.0)
             if response.code == ResponseCode.SUCCESS:
                 pulled.extend(decode_messages(response.body))
         by_key: dict[str, list[MessageExt]] = {}
@@ -64,7 +66,7 @@ async def read_back(orbitmq: OrbitMQ) -> tuple[list[MessageExt], dict[str, list[
             for i in range(COUNT):
                 key = expected(i)[2]
                 while not by_key.get(key):
-                    by_key[key] = await query(client, orbitmq.broker, key)
+                    by_key[key] = await query(client, orbitmq.broker, key, topic)
                     if not by_key[key]:
                         await asyncio.sleep(0.05)
         return pulled, by_key
@@ -72,9 +74,11 @@ async def read_back(orbitmq: OrbitMQ) -> tuple[list[MessageExt], dict[str, list[
         await client.close()
 
 
-async def query(client: RemotingClient, broker: str, key: str) -> list[MessageExt]:
+async def query(
+    client: RemotingClient, broker: str, key: str, topic: str = TOPIC
+) -> list[MessageExt]:
     header = QueryMessageRequestHeader(
-        topic=TOPIC, key=key, max_num=32, begin_timestamp=0, end_timestamp=2**62
+        topic=topic, key=key, max_num=32, begin_timestamp=0, end_timestamp=2**62
     )
     request = RemotingCommand.create_request(RequestCode.QUERY_MESSAGE, header.to_ext_fields())
     response = await client.invoke(broker, request, 5.0)

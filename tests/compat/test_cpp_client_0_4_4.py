@@ -1,0 +1,103 @@
+"""The older C++ client 1.x (``rocketmq==0.4.4``, which sends with SEND_MESSAGE, code 10),
+unchanged, against ``orbitmq start``: send_sync, the messages read back through OrbitMQ's own
+protocol, a clustering PushConsumer; and both ways across clients: what 0.4.4 sent consumed by
+the 2.1.0 client (``rocketmq-python-cvs``), what 2.1.0 sent consumed by 0.4.4."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from orbitmq.common import MessageExt
+from tests.compat.conftest import ClientRunner, OrbitMQ
+from tests.compat.test_cpp_client_cvs import read_back
+
+# The first run makes the clients' virtualenvs (pip installs) inside the first test's time.
+pytestmark = pytest.mark.timeout(600)
+
+TOPIC = "Cpp044Topic"
+#: Sent by the 2.1.0 client for the 0.4.4 consumer.
+CVS_TOPIC = "CppCvsTo044Topic"
+COUNT = 10
+
+
+def expected(i: int) -> tuple[str, str, str]:
+    """Body, tag and keys of message ``i`` as ``clients/cpp_producer.py`` sends them."""
+    return f"body-{i}", f"tag-{i % 2}", f"key-{i}"
+
+
+EXPECTED = sorted(expected(i) for i in range(COUNT))
+
+
+def seen(m: MessageExt) -> tuple[str, str, str]:
+    return m.body.decode(), m.tags or "", " ".join(m.keys)
+
+
+@pytest.fixture(scope="module")
+def sent(orbitmq: OrbitMQ, cpp_044: ClientRunner) -> list[dict[str, Any]]:
+    """The 0.4.4 producer's SendResults, one per message, in sending order."""
+    return cpp_044.run("cpp_producer.py", orbitmq.namesrv, TOPIC, "cpp044-pg", COUNT)
+
+
+def test_send_sync_is_acknowledged(sent: list[dict[str, Any]]) -> None:
+    assert [r["status"] for r in sent] == ["OK"] * COUNT  # SendStatus.OK is SEND_OK
+    assert len({r["msg_id"] for r in sent}) == COUNT
+    assert all(r["offset"] >= 0 for r in sent)
+
+
+def test_sent_messages_read_back_through_orbitmq(
+    orbitmq: OrbitMQ, sent: list[dict[str, Any]]
+) -> None:
+    pulled, by_key = asyncio.run(read_back(orbitmq, TOPIC))
+
+    assert sorted(seen(m) for m in pulled) == EXPECTED
+    assert all(m.topic == TOPIC for m in pulled)
+    by_id = {m.unique_key: m for m in pulled}
+    assert sorted(by_id) == sorted(r["msg_id"] for r in sent)
+    for i, result in enumerate(sent):
+        message = by_id[result["msg_id"]]
+        assert seen(message) == expected(i)
+        assert message.queue_offset == result["offset"]
+    for i in range(COUNT):
+        [found] = by_key[expected(i)[2]]
+        assert seen(found) == expected(i)
+        assert found.unique_key == sent[i]["msg_id"]
+
+
+def consumed(runner: ClientRunner, orbitmq: OrbitMQ, topic: str, group: str) -> Any:
+    # The consumer ends itself with os._exit once it has COUNT distinct messages (or exits 3
+    # after 30 s): PushConsumer.shutdown() segfaults inside the client library.
+    return runner.run("cpp_push_consumer.py", orbitmq.namesrv, topic, group, COUNT, 30)
+
+
+def assert_received(received: list[dict[str, Any]], topic: str, sent: list[dict[str, Any]]) -> None:
+    assert sorted((r["body"], r["tags"], r["keys"]) for r in received) == EXPECTED
+    assert {r["msg_id"] for r in received} == {r["msg_id"] for r in sent}
+    assert all(r["topic"] == topic and r["reconsume_times"] == 0 for r in received)
+
+
+def test_push_consumer_clustering_receives_every_message(
+    orbitmq: OrbitMQ, cpp_044: ClientRunner, sent: list[dict[str, Any]]
+) -> None:
+    assert_received(consumed(cpp_044, orbitmq, TOPIC, "cpp044-cg"), TOPIC, sent)
+
+
+def test_sent_by_0_4_4_consumed_by_2_1_0(
+    orbitmq: OrbitMQ, cpp_cvs: ClientRunner, sent: list[dict[str, Any]]
+) -> None:
+    assert_received(consumed(cpp_cvs, orbitmq, TOPIC, "cpp044-to-cvs-cg"), TOPIC, sent)
+
+
+def test_sent_by_2_1_0_consumed_by_0_4_4(
+    orbitmq: OrbitMQ, cpp_cvs: ClientRunner, cpp_044: ClientRunner
+) -> None:
+    cvs_sent = cpp_cvs.run("cpp_producer.py", orbitmq.namesrv, CVS_TOPIC, "cvs-to-044-pg", COUNT)
+    assert [r["status"] for r in cvs_sent] == ["OK"] * COUNT
+
+    received = consumed(cpp_044, orbitmq, CVS_TOPIC, "cvs-to-044-cg")
+
+    assert_received(received, CVS_TOPIC, cvs_sent)
+    pulled, _ = asyncio.run(read_back(orbitmq, CVS_TOPIC))
+    assert sorted(seen(m) for m in pulled) == EXPECTED
