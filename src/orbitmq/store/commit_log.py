@@ -338,6 +338,14 @@ class CommitLog:
 
     def _append_locked(self, records: EncodedRecords, now: int, started: float) -> PutMessageResult:
         data = records.data
+        if len(data) + END_FILE_MIN_BLANK_LENGTH > self.mapped_file_queue.mapped_file_size:
+            # Checked before touching any file: a record that fits no file must not end the
+            # current one with a blank record either.
+            return _failure(
+                PutMessageStatus.MESSAGE_ILLEGAL,
+                f"{len(data)} bytes do not fit an empty commit log file of "
+                f"{self.mapped_file_queue.mapped_file_size}",
+            )
         try:
             mapped = self.mapped_file_queue.last_or_create(0)
             if len(data) + END_FILE_MIN_BLANK_LENGTH > mapped.free_bytes:
@@ -348,11 +356,6 @@ class CommitLog:
             return _failure(
                 PutMessageStatus.CREATE_MAPPED_FILE_FAILED,
                 f"cannot create a commit log file: {exc}",
-            )
-        if len(data) + END_FILE_MIN_BLANK_LENGTH > mapped.free_bytes:
-            return _failure(
-                PutMessageStatus.MESSAGE_ILLEGAL,
-                f"{len(data)} bytes do not fit an empty commit log file of {mapped.file_size}",
             )
         key = f"{records.topic}-{records.queue_id}"
         tran = sf.transaction_value(records.sys_flag)
