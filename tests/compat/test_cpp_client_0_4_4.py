@@ -10,9 +10,14 @@ from typing import Any
 
 import pytest
 
-from orbitmq.common import MessageExt
 from tests.compat.conftest import ClientRunner, OrbitMQ
-from tests.compat.test_cpp_client_cvs import read_back
+from tests.compat.test_cpp_client_cvs import (
+    COUNT,
+    EXPECTED,
+    check_read_back,
+    read_back,
+    seen,
+)
 
 # The first run makes the clients' virtualenvs (pip installs) inside the first test's time.
 pytestmark = pytest.mark.timeout(600)
@@ -20,19 +25,6 @@ pytestmark = pytest.mark.timeout(600)
 TOPIC = "Cpp044Topic"
 #: Sent by the 2.1.0 client for the 0.4.4 consumer.
 CVS_TOPIC = "CppCvsTo044Topic"
-COUNT = 10
-
-
-def expected(i: int) -> tuple[str, str, str]:
-    """Body, tag and keys of message ``i`` as ``clients/cpp_producer.py`` sends them."""
-    return f"body-{i}", f"tag-{i % 2}", f"key-{i}"
-
-
-EXPECTED = sorted(expected(i) for i in range(COUNT))
-
-
-def seen(m: MessageExt) -> tuple[str, str, str]:
-    return m.body.decode(), m.tags or "", " ".join(m.keys)
 
 
 @pytest.fixture(scope="module")
@@ -50,20 +42,7 @@ def test_send_sync_is_acknowledged(sent: list[dict[str, Any]]) -> None:
 def test_sent_messages_read_back_through_orbitmq(
     orbitmq: OrbitMQ, sent: list[dict[str, Any]]
 ) -> None:
-    pulled, by_key = asyncio.run(read_back(orbitmq, TOPIC))
-
-    assert sorted(seen(m) for m in pulled) == EXPECTED
-    assert all(m.topic == TOPIC for m in pulled)
-    by_id = {m.unique_key: m for m in pulled}
-    assert sorted(by_id) == sorted(r["msg_id"] for r in sent)
-    for i, result in enumerate(sent):
-        message = by_id[result["msg_id"]]
-        assert seen(message) == expected(i)
-        assert message.queue_offset == result["offset"]
-    for i in range(COUNT):
-        [found] = by_key[expected(i)[2]]
-        assert seen(found) == expected(i)
-        assert found.unique_key == sent[i]["msg_id"]
+    check_read_back(orbitmq, sent, TOPIC)
 
 
 def consumed(runner: ClientRunner, orbitmq: OrbitMQ, topic: str, group: str) -> Any:
