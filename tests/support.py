@@ -82,8 +82,10 @@ def make_message(
 READY = re.compile(r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), data in (.+)$")
 
 
-def start_orbitmq(data_dir: Path, out: Path) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
-    """Start ``orbitmq start`` on free ports; wait (bounded) for its ready line."""
+def start_orbitmq(
+    data_dir: Path, out: Path, config: Path | None = None
+) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
+    """Start ``orbitmq start [-c config]`` on free ports; wait (bounded) for its ready line."""
     stdout, stderr = out.with_suffix(".out"), out.with_suffix(".err")
     with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
         process = subprocess.Popen(
@@ -92,6 +94,7 @@ def start_orbitmq(data_dir: Path, out: Path) -> tuple[subprocess.Popen[bytes], r
                 "-m",
                 "orbitmq.cli",
                 "start",
+                *(["-c", str(config)] if config is not None else []),
                 "--data-dir",
                 str(data_dir),
                 "--namesrv-port",

@@ -1,58 +1,32 @@
 """Real RocketMQ clients, unchanged, against a real ``orbitmq start`` subprocess.
 
-Each client package imports as ``rocketmq``, so each gets its own virtualenv under
-``.venv-compat/<name>`` in the repository root, made once (from PyPI) and reused while its
-requirement is unchanged. The client scripts in ``clients/`` run with that virtualenv's Python.
+Each client package gets its own virtualenv under ``.venv-compat/<name>`` (see
+``client_venv.py``). The client scripts in ``clients/`` run with that virtualenv's Python.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import REPO_ROOT, start_orbitmq
+from tests.compat.client_venv import (
+    CPP_044_REQUIREMENT,
+    CPP_CVS_REQUIREMENT,
+    compat_venv,
+)
+from tests.support import start_orbitmq
 
-COMPAT_VENVS = REPO_ROOT / ".venv-compat"
 CLIENTS_DIR = Path(__file__).resolve().parent / "clients"
-#: rocketmq-python-cvs bundles the official C++ client 2.1.0 (librocketmq.so; needs only
-#: libstdc++ and zlib from the system).
-CPP_CVS_REQUIREMENT = "rocketmq-python-cvs==2.1.0.3"
-#: rocketmq 0.4.4 bundles the older C++ client 1.x, which sends with SEND_MESSAGE (10). Its
-#: Python API is the one ``clients/`` uses (it lacks only ``set_log_root_path``).
-CPP_044_REQUIREMENT = "rocketmq==0.4.4"
-
-
-def compat_venv(name: str, requirement: str) -> Path:
-    """The Python of ``.venv-compat/<name>`` with ``requirement`` installed, made if needed.
-
-    A stamp holding the requirement is written last: a half-made or outdated virtualenv is
-    removed and made again."""
-    root = COMPAT_VENVS / name
-    python = root / "bin" / "python"
-    stamp = root / ".installed"
-    if stamp.is_file() and stamp.read_text() == requirement and python.exists():
-        return python
-    shutil.rmtree(root, ignore_errors=True)
-    root.parent.mkdir(parents=True, exist_ok=True)
-    steps = [
-        [sys.executable, "-m", "venv", str(root)],
-        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", requirement],
-        [str(python), "-c", "import rocketmq.client"],
-    ]
-    for step in steps:
-        result = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
-        assert result.returncode == 0, f"{step}: {result.stdout}{result.stderr}"
-    stamp.write_text(requirement)
-    return python
 
 
 @dataclass(frozen=True)
@@ -64,23 +38,13 @@ class ClientRunner:
 
     def run(self, script: str, *args: object, timeout_s: float = 60) -> list[dict[str, Any]]:
         """Run ``clients/<script>``; assert it exited 0; its stdout's JSON lines."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        env = {
-            **os.environ,
-            # The C++ client writes its logs and snapshots under these, not in the repo or /.
-            "ROCKETMQ_HOME": str(self.home),
-            "ROCKETMQ_CLIENT_LOG_DIR": str(self.home / "logs"),
-            "PYTHONUNBUFFERED": "1",
-        }
-        env.pop("PYTHONPATH", None)
-        command = [str(self.python), str(CLIENTS_DIR / script), *map(str, args)]
         try:
             result = subprocess.run(
-                command,
+                self.command(script, args),
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
-                env=env,
+                env=self.env(),
                 cwd=self.home,
                 check=False,
             )
@@ -91,12 +55,96 @@ class ClientRunner:
         )
         return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
+    @contextmanager
+    def start(self, script: str, *args: object) -> Iterator[RunningClient]:
+        """Run ``clients/<script>`` in the background for the ``with`` block; killed after."""
+        process = subprocess.Popen(
+            self.command(script, args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env(),
+            cwd=self.home,
+        )
+        running = RunningClient(script, process)
+        try:
+            yield running
+        finally:
+            running.stop()
+
+    def command(self, script: str, args: tuple[object, ...]) -> list[str]:
+        return [str(self.python), str(CLIENTS_DIR / script), *map(str, args)]
+
+    def env(self) -> dict[str, str]:
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            # The C++ client writes its logs and snapshots under these, not in the repo or /.
+            "ROCKETMQ_HOME": str(self.home),
+            "ROCKETMQ_CLIENT_LOG_DIR": str(self.home / "logs"),
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.pop("PYTHONPATH", None)
+        return env
+
     def logs(self) -> str:
         """The tail of the client library's own logs, for failure messages."""
         tails = []
         for path in sorted((self.home / "logs").glob("*")):
             tails.append(f"\n--- {path.name}\n" + "\n".join(path.read_text().splitlines()[-40:]))
         return "".join(tails)
+
+
+class RunningClient:
+    """A client script running in the background: its stdout's JSON lines as they arrive."""
+
+    def __init__(self, script: str, process: subprocess.Popen[str]) -> None:
+        self.script = script
+        self.process = process
+        self._lines: list[dict[str, Any]] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for text in self.process.stdout:
+            if text.startswith("{"):
+                with self._changed:
+                    self._lines.append(json.loads(text))
+                    self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def lines(self) -> list[dict[str, Any]]:
+        with self._changed:
+            return list(self._lines)
+
+    def wait_for(
+        self, done: Callable[[list[dict[str, Any]]], bool], timeout_s: float
+    ) -> list[dict[str, Any]]:
+        """The lines so far once ``done(lines)`` holds; AssertionError after ``timeout_s`` or
+        if the script exits first."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while not done(self._lines):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._reader.is_alive():
+                    raise AssertionError(
+                        f"{self.script}: not done after {timeout_s} s "
+                        f"(exit {self.process.poll()}): {self._lines[-5:]}"
+                    )
+                self._changed.wait(min(remaining, 0.5))
+            return list(self._lines)
+
+    def stop(self) -> None:
+        """Kill the script (the client library cannot shut down cleanly) and reap it."""
+        self.process.kill()
+        self.process.wait()
+        self._reader.join(timeout=5)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @dataclass(frozen=True)
@@ -119,10 +167,20 @@ def cpp_044_python() -> Path:
 
 
 @pytest.fixture(scope="module")
-def orbitmq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OrbitMQ]:
+def broker_conf() -> str | None:
+    """broker.conf lines for the module's ``orbitmq start -c``; a module overrides it."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def orbitmq(tmp_path_factory: pytest.TempPathFactory, broker_conf: str | None) -> Iterator[OrbitMQ]:
     """``orbitmq start`` on free ports for the module's tests; stopped with SIGTERM."""
     tmp = tmp_path_factory.mktemp("orbitmq")
-    process, ready = start_orbitmq(tmp / "data", tmp / "orbitmq")
+    config = None
+    if broker_conf is not None:
+        config = tmp / "broker.conf"
+        config.write_text(broker_conf)
+    process, ready = start_orbitmq(tmp / "data", tmp / "orbitmq", config)
     try:
         yield OrbitMQ(namesrv=ready[1], broker=ready[2], data_dir=tmp / "data")
     finally:

@@ -5,19 +5,14 @@ the 2.1.0 client (``rocketmq-python-cvs``), what 2.1.0 sent consumed by 0.4.4.""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from tests.compat.conftest import ClientRunner, OrbitMQ
-from tests.compat.test_cpp_client_cvs import (
-    COUNT,
-    EXPECTED,
-    check_read_back,
-    read_back,
-    seen,
-)
+from tests.compat.read_back import check_read_back, expected_all, received
+
+COUNT = 10
 
 # The first run makes the clients' virtualenvs (pip installs) inside the first test's time.
 pytestmark = pytest.mark.timeout(600)
@@ -42,7 +37,7 @@ def test_send_sync_is_acknowledged(sent: list[dict[str, Any]]) -> None:
 def test_sent_messages_read_back_through_orbitmq(
     orbitmq: OrbitMQ, sent: list[dict[str, Any]]
 ) -> None:
-    check_read_back(orbitmq, sent, TOPIC)
+    check_read_back(orbitmq, TOPIC, COUNT, sent)
 
 
 def consumed(runner: ClientRunner, orbitmq: OrbitMQ, topic: str, group: str) -> Any:
@@ -51,10 +46,10 @@ def consumed(runner: ClientRunner, orbitmq: OrbitMQ, topic: str, group: str) -> 
     return runner.run("cpp_push_consumer.py", orbitmq.namesrv, topic, group, COUNT, 30)
 
 
-def assert_received(received: list[dict[str, Any]], topic: str, sent: list[dict[str, Any]]) -> None:
-    assert sorted((r["body"], r["tags"], r["keys"]) for r in received) == EXPECTED
-    assert {r["msg_id"] for r in received} == {r["msg_id"] for r in sent}
-    assert all(r["topic"] == topic and r["reconsume_times"] == 0 for r in received)
+def assert_received(lines: list[dict[str, Any]], topic: str, sent: list[dict[str, Any]]) -> None:
+    assert sorted(received(r) for r in lines) == expected_all(COUNT)
+    assert {r["msg_id"] for r in lines} == {r["msg_id"] for r in sent}
+    assert all(r["topic"] == topic and r["reconsume_times"] == 0 for r in lines)
 
 
 def test_push_consumer_clustering_receives_every_message(
@@ -75,8 +70,7 @@ def test_sent_by_2_1_0_consumed_by_0_4_4(
     cvs_sent = cpp_cvs.run("cpp_producer.py", orbitmq.namesrv, CVS_TOPIC, "cvs-to-044-pg", COUNT)
     assert [r["status"] for r in cvs_sent] == ["OK"] * COUNT
 
-    received = consumed(cpp_044, orbitmq, CVS_TOPIC, "cvs-to-044-cg")
+    lines = consumed(cpp_044, orbitmq, CVS_TOPIC, "cvs-to-044-cg")
 
-    assert_received(received, CVS_TOPIC, cvs_sent)
-    pulled, _ = asyncio.run(read_back(orbitmq, CVS_TOPIC))
-    assert sorted(seen(m) for m in pulled) == EXPECTED
+    assert_received(lines, CVS_TOPIC, cvs_sent)
+    check_read_back(orbitmq, CVS_TOPIC, COUNT, cvs_sent)

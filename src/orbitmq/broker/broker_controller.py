@@ -233,7 +233,19 @@ class BrokerController:
         self.subscription_group_manager.load()
         self.consumer_offset_manager.load()
         report = await asyncio.to_thread(self.message_store.load)
-        log.info("store loaded: %s", report)
+        if report.abnormal:
+            # Operators must learn of a crash from the broker itself, not from missing data.
+            log.warning(
+                "abnormal recovery: the last run did not shut down cleanly; %d records checked "
+                "from commit log offset %d, log ends at %d, %d bytes truncated%s",
+                report.records_checked,
+                report.scan_from_offset,
+                report.valid_offset,
+                report.truncated_bytes,
+                f" ({report.problem})" if report.problem else "",
+            )
+        else:
+            log.info("store loaded: %s", report)
         self.message_store.start()
         await self.pull_request_hold_service.start()
         await self.client_housekeeping.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Final
 
@@ -23,7 +24,10 @@ from orbitmq.broker.tag_filter import (
     is_tag_type,
 )
 from orbitmq.broker.topic_config_manager import TopicConfigManager
-from orbitmq.protocol import RemotingCommand, ResponseCode
+from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
+from orbitmq.common import message_const as mc
+from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
+from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, ResponseCode
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import (
@@ -32,6 +36,7 @@ from orbitmq.store import (
     GetMessageStatus,
     MessageStore,
     MessageStoreConfig,
+    PutMessageStatus,
 )
 
 log = logging.getLogger(__name__)
@@ -111,6 +116,44 @@ class PullMessageProcessor:
     def reject_request(self) -> bool:
         return False
 
+    async def _record_offset_moved(self, header: PullMessageRequestHeader, new_offset: int) -> None:
+        """Log the correction and store it as an ``OffsetMovedEvent`` in OFFSET_MOVED_EVENT
+        (tag and key: the group), where operators' tools look for consumers that fell
+        behind retention or asked beyond the end."""
+        log.warning(
+            "PULL_OFFSET_MOVED: correction offset. topic=%s, group=%s, requestOffset=%d, "
+            "newOffset=%d",
+            header.topic,
+            header.consumer_group,
+            header.queue_offset,
+            new_offset,
+        )
+        event = OffsetMovedEvent(
+            consumer_group=header.consumer_group,
+            message_queue=MessageQueue(
+                header.topic, self.broker_config.broker_name, header.queue_id
+            ),
+            offset_request=header.queue_offset,
+            offset_new=new_offset,
+        )
+        properties = {
+            mc.PROPERTY_TAGS: header.consumer_group,
+            mc.PROPERTY_KEYS: header.consumer_group,
+        }
+        store_host = self.store.commit_log.store_host
+        msg = MessageExtBrokerInner(
+            RMQ_SYS_OFFSET_MOVED_EVENT,
+            body=event.to_json(),
+            properties=properties,
+            properties_string=message_properties_to_string(properties),
+            born_timestamp=int(time.time() * 1000),
+            born_host=store_host,
+            store_host=store_host,
+        )
+        result = await self.store.async_put_message(msg)
+        if result.status is not PutMessageStatus.PUT_OK:
+            log.warning("offset moved event not stored: %s %s", result.status.name, result.remark)
+
     async def process_request(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand | None:
@@ -157,14 +200,7 @@ class PullMessageProcessor:
                 self._suspend(ctx, request, header, subscription, message_filter)
                 answer = None
         elif response.code == ResponseCode.PULL_OFFSET_MOVED:
-            log.warning(
-                "PULL_OFFSET_MOVED: correction offset. topic=%s, group=%s, requestOffset=%d, "
-                "newOffset=%d",
-                header.topic,
-                header.consumer_group,
-                header.queue_offset,
-                result.next_begin_offset,
-            )
+            await self._record_offset_moved(header, result.next_begin_offset)
         if (
             broker_allow_suspend
             and header.sys_flag & FLAG_COMMIT_OFFSET

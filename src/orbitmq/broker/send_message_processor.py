@@ -156,7 +156,7 @@ class SendMessageProcessor:
         if queue_id < 0:
             queue_id = self._random.randrange(99_999_999) % topic_config.write_queue_nums
         msg = self._build_message(ctx, request, header, queue_id)
-        if request.code != RequestCode.SEND_BATCH_MESSAGE:
+        if not header.batch:
             target = await self._handle_retry_and_dlq(header, response, msg, topic_config)
             if target is None:
                 return response
@@ -262,7 +262,9 @@ class SendMessageProcessor:
         properties = string_to_message_properties(header.properties or "")
         properties[mc.PROPERTY_CLUSTER] = self.broker_config.broker_cluster_name
         msg: MessageExtBrokerInner
-        if request.code == RequestCode.SEND_BATCH_MESSAGE:
+        # RocketMQ decides by the header's batch flag (``m`` in V2), not by the request code:
+        # SEND_BATCH_MESSAGE without it is stored as one message whose body is the batch.
+        if header.batch:
             msg = MessageExtBatch(header.topic)
             props_string = message_properties_to_string(properties)
         else:

@@ -54,8 +54,15 @@ def _say(message: str) -> None:
 
 
 def _setup_logging(level: str) -> None:
-    handler = RichHandler(console=_err, show_path=False, rich_tracebacks=False)
-    logging.basicConfig(level=level.upper(), format="%(name)s: %(message)s", handlers=[handler])
+    handler: logging.Handler
+    if _err.is_terminal:
+        handler = RichHandler(console=_err, show_path=False, rich_tracebacks=False)
+        line = "%(name)s: %(message)s"
+    else:
+        # Redirected to a file or a collector: one plain line per record, never wrapped.
+        handler = logging.StreamHandler()
+        line = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(level=level.upper(), format=line, handlers=[handler])
 
 
 # -- running servers ----------------------------------------------------------------------

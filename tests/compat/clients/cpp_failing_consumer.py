@@ -1,4 +1,5 @@
-"""A ``PushConsumer`` whose listener fails the first delivery of one message.
+"""A ``PushConsumer`` whose listener fails the first delivery of one message, or every
+delivery of it when FAIL_BODY is prefixed with ``always:``.
 
 The Python wrapper ignores the listener's return value: a listener fails by raising, which the
 wrapper turns into RECONSUME_LATER (and ctypes reports the exception on stderr).
@@ -6,7 +7,8 @@ wrapper turns into RECONSUME_LATER (and ctypes reports the exception on stderr).
 Run with a compat virtualenv's Python:
 ``python cpp_failing_consumer.py NAMESRV TOPIC GROUP COUNT FAIL_BODY TIMEOUT_S``.
 Prints each delivery as JSON (with ``"failed": true`` for the one it refused). Exit status 0
-once COUNT distinct messages were accepted, the failed one among them; 3 on timeout. Ends with
+once COUNT distinct messages were accepted, the failed one among them (never with ``always:``:
+run it in the background and stop it); 3 on timeout. Ends with
 ``os._exit``: ``PushConsumer.shutdown()`` segfaults inside the client library.
 """
 
@@ -27,6 +29,8 @@ def text(value: str | bytes) -> str:
 def main() -> None:
     namesrv, topic, group = sys.argv[1], sys.argv[2], sys.argv[3]
     count, fail_body, timeout_s = int(sys.argv[4]), sys.argv[5], float(sys.argv[6])
+    always = fail_body.startswith("always:")
+    fail_body = fail_body.removeprefix("always:")
     accepted: set[str] = set()
     failed: list[str] = []
     lock = threading.Lock()
@@ -43,11 +47,11 @@ def main() -> None:
             "failed": False,
         }
         with lock:
-            if line["body"] == fail_body and not failed:
+            if line["body"] == fail_body and (always or not failed):
                 failed.append(line["msg_id"])
                 line["failed"] = True
                 print(json.dumps(line), flush=True)
-                raise RuntimeError(f"refusing {line['body']} once")
+                raise RuntimeError(f"refusing {line['body']}")
             print(json.dumps(line), flush=True)
             accepted.add(line["body"])
             if len(accepted) >= count and fail_body in accepted:

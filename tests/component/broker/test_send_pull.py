@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from orbitmq.broker import BrokerController
-from orbitmq.common import Message, decode_message_id, decode_messages
-from orbitmq.protocol import RequestCode, ResponseCode
+from orbitmq.common import Message, MessageQueue, decode_message_id, decode_messages
+from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
+from orbitmq.protocol import OffsetMovedEvent, RequestCode, ResponseCode
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import (
     COMMIT_OFFSET,
@@ -170,6 +171,17 @@ async def test_pull_offsets_outside_the_queue(
     bad_queue = await send(client, broker, pull_request(topic, queue_id=99))
     assert bad_queue.code == ResponseCode.SYSTEM_ERROR
 
+    # Each correction is recorded in OFFSET_MOVED_EVENT, tagged and keyed by the group.
+    events = await pull_all(client, broker, RMQ_SYS_OFFSET_MOVED_EVENT, 2)
+    assert [m.tags for m in events] == ["cg", "cg"]
+    assert [m.keys for m in events] == [["cg"], ["cg"]]
+    moved = [OffsetMovedEvent.from_json(m.body) for m in events]
+    assert [(e.message_queue, e.offset_request, e.offset_new) for e in moved] == [
+        (MessageQueue(topic, broker.broker_config.broker_name, 0), 7, 0),
+        (MessageQueue(topic, broker.broker_config.broker_name, 1), 5, 0),
+    ]
+    assert {e.consumer_group for e in moved} == {"cg"}
+
 
 async def test_pull_without_subscription_and_no_registry(
     broker: BrokerController, client: RemotingClient
@@ -252,3 +264,26 @@ async def test_long_polling_times_out_with_pull_not_found(
     elapsed = loop.time() - started
     assert response.code == ResponseCode.PULL_NOT_FOUND
     assert 0.25 <= elapsed < 3.0
+
+
+async def test_the_batch_flag_not_the_code_makes_a_batch(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    # As RocketMQ's SendMessageProcessor: SEND_MESSAGE_V2 with ``m`` set is split into its
+    # messages; SEND_BATCH_MESSAGE without it is one message whose body is the encoded batch.
+    topic = "TopicBatchFlag"
+    batch = [Message(topic, f"b-{i}".encode()) for i in range(2)]
+    flagged_v2 = send_request(
+        RequestCode.SEND_MESSAGE_V2, send_header(topic, batch=True), batch_body(batch)
+    )
+    unflagged_320 = send_request(
+        RequestCode.SEND_BATCH_MESSAGE, send_header(topic), batch_body(batch)
+    )
+
+    h1 = sent_header(await send(client, broker, flagged_v2))
+    h2 = sent_header(await send(client, broker, unflagged_320))
+
+    assert len(h1.msg_id.split(",")) == 2
+    assert "," not in h2.msg_id
+    messages = await pull_all(client, broker, topic, 3)
+    assert [m.body for m in messages] == [b"b-0", b"b-1", batch_body(batch)]

@@ -29,6 +29,7 @@ from orbitmq.protocol.body.lock import (
 from orbitmq.protocol.body.offset import (
     TOPIC_GROUP_SEPARATOR,
     ConsumerOffsetSerializeWrapper,
+    OffsetMovedEvent,
     ResetOffsetBody,
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
@@ -62,6 +63,7 @@ __all__ = [
     "LockBatchRequestBody",
     "LockBatchResponseBody",
     "MessageModel",
+    "OffsetMovedEvent",
     "OffsetWrapper",
     "ProducerData",
     "QueueData",
