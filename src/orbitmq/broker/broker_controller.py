@@ -210,9 +210,11 @@ class BrokerController:
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
         )
 
-    def _message_arriving(self, topic: str, queue_id: int, max_offset: int) -> None:
+    def _message_arriving(
+        self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
+    ) -> None:
         # Called from the store's reput thread.
-        self.pull_request_hold_service.message_arriving(topic, queue_id, max_offset)
+        self.pull_request_hold_service.message_arriving(topic, queue_id, max_offset, tags_codes)
 
     @property
     def port(self) -> int:

@@ -50,7 +50,8 @@ class PullRequestHoldService:
     """Owns the held pulls, by (topic, queue id).
 
     A held pull is run again (through ``wakeup``) as soon as the store reports a message
-    past its offset in its queue, when its suspend time is over (a timer per request), and
+    past its offset in its queue whose tag code its filter accepts (a message for other tags
+    leaves it waiting, as in RocketMQ), when its suspend time is over (a timer per request), and
     at the latest on the periodic check (every 5 s with long polling, else every
     ``short_polling_time_ms``), which also catches arrivals missed in between.
 
@@ -131,18 +132,30 @@ class PullRequestHoldService:
             max_offset = self._store.get_max_offset_in_queue(topic, queue_id)
             self.notify_message_arriving(topic, queue_id, max_offset)
 
-    def message_arriving(self, topic: str, queue_id: int, max_offset: int) -> None:
+    def message_arriving(
+        self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
+    ) -> None:
         """The store's MessageArrivingListener: safe from the reput thread; hops to the
         loop. Ignored while the service is not running."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(self.notify_message_arriving, topic, queue_id, max_offset)
+            loop.call_soon_threadsafe(
+                self.notify_message_arriving, topic, queue_id, max_offset, tags_codes
+            )
 
-    def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int) -> None:
+    def notify_message_arriving(
+        self,
+        topic: str,
+        queue_id: int,
+        max_offset: int,
+        tags_codes: frozenset[int] | None = None,
+    ) -> None:
         """Run again the requests of this queue that now have something to read, or whose
-        time is over; keep the others."""
+        time is over; keep the others. ``tags_codes``: those of the messages that arrived;
+        None (the periodic check) when unknown, which wakes every request behind
+        ``max_offset``."""
         key = (topic, queue_id)
         requests = self._table.pop(key, None)
         if not requests:
@@ -153,8 +166,10 @@ class PullRequestHoldService:
             newest = max_offset
             if newest <= request.pull_from_this_offset:
                 newest = self._store.get_max_offset_in_queue(topic, queue_id)
-            # The listener carries no tag code: the re-run applies the filter itself.
-            if newest > request.pull_from_this_offset or now_s >= request.deadline_s:
+            wanted = tags_codes is None or any(
+                request.message_filter.is_matched_by_consume_queue(code) for code in tags_codes
+            )
+            if (newest > request.pull_from_this_offset and wanted) or now_s >= request.deadline_s:
                 self._run_again(request)
             else:
                 kept.append(request)

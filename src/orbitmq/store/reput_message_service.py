@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Protocol
 
@@ -20,8 +21,9 @@ log = logging.getLogger(__name__)
 _ROUND_BYTES = 1 << 20
 
 #: Called once per reput round for each queue that got messages: (topic, queue id, the
-#: queue's new max offset). Runs on the dispatcher thread: keep it short.
-MessageArrivingListener = Callable[[str, int, int], None]
+#: queue's new max offset, the tag codes of the messages that arrived). Runs on the
+#: dispatcher thread: keep it short.
+MessageArrivingListener = Callable[[str, int, int, frozenset[int]], None]
 
 
 class CommitLogDispatcher(Protocol):
@@ -139,21 +141,23 @@ class ReputMessageService(Service):
         listener = self.listener
         if listener is None:
             return
-        visible = batch.visible().tolist()
-        arrived = {
-            (topic, queue_id): offset + 1
-            for topic, queue_id, offset, seen in zip(
-                batch.topics,
-                batch.queue_ids.tolist(),
-                batch.queue_offsets.tolist(),
-                visible,
-                strict=True,
-            )
-            if seen
-        }
-        for (topic, queue_id), max_offset in arrived.items():
+        last_offsets: dict[tuple[str, int], int] = {}
+        tags_codes: dict[tuple[str, int], set[int]] = defaultdict(set)
+        for topic, queue_id, offset, tags_code, seen in zip(
+            batch.topics,
+            batch.queue_ids.tolist(),
+            batch.queue_offsets.tolist(),
+            batch.tags_codes.tolist(),
+            batch.visible().tolist(),
+            strict=True,
+        ):
+            if seen:
+                last_offsets[(topic, queue_id)] = offset
+                tags_codes[(topic, queue_id)].add(tags_code)
+        for (topic, queue_id), last_offset in last_offsets.items():
             try:
-                listener(topic, queue_id, max_offset)
+                codes = frozenset(tags_codes[(topic, queue_id)])
+                listener(topic, queue_id, last_offset + 1, codes)
             except Exception:
                 log.exception("message arriving listener failed")
 

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 from rocketmq.client import PushConsumer, RecvMessage
 
@@ -44,6 +45,7 @@ def main() -> None:
             "keys": text(message.keys),
             "msg_id": text(message.id),
             "reconsume_times": message.reconsume_times,
+            "received_ms": int(time.time() * 1000),
             "failed": False,
         }
         with lock:

@@ -250,6 +250,57 @@ async def test_long_polling_answers_when_a_message_arrives(
     assert hold.held_count == 0
 
 
+async def test_long_polling_waits_through_messages_its_tags_do_not_want(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    # As RocketMQ's notifyMessageArriving: an arrival wakes a held pull only if its tag code
+    # passes the pull's filter; the pull then answers with just the wanted message.
+    topic = "TopicLongPollTags"
+    create = send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"a")
+    sent_header(await send(client, broker, create))
+    hold = broker.pull_request_hold_service
+    woken: list[object] = []
+    original = hold._wakeup
+
+    def wakeup(request: object) -> None:
+        woken.append(request)
+        original(request)  # type: ignore[arg-type]
+
+    hold._wakeup = wakeup  # type: ignore[method-assign]
+    request = pull_request(
+        topic,
+        queue_id=1,
+        sys_flag=SUBSCRIPTION | 0x2,
+        suspend_timeout_ms=15_000,
+        subscription="TagA",
+    )
+    pending = asyncio.create_task(client.invoke(broker.address, request, 30.0))
+    for _ in range(100):
+        if hold.held_count:
+            break
+        await asyncio.sleep(0.02)
+    assert hold.held_count == 1
+
+    for tag in ("TagB", "TagC"):
+        other = send_request(
+            RequestCode.SEND_MESSAGE_V2, send_header(topic, {"TAGS": tag}, queue_id=1), b"no"
+        )
+        sent_header(await send(client, broker, other))
+    assert await asyncio.to_thread(broker.message_store.wait_for_dispatch, 5)
+    await asyncio.sleep(0.3)  # the arrivals hop from the reput thread to the loop
+    assert not pending.done()
+    assert woken == []
+
+    wanted = send_request(
+        RequestCode.SEND_MESSAGE_V2, send_header(topic, {"TAGS": "TagA"}, queue_id=1), b"yes"
+    )
+    sent_header(await send(client, broker, wanted))
+    response = await asyncio.wait_for(pending, 3)
+    assert response.code == ResponseCode.SUCCESS
+    assert [m.body for m in decode_messages(response.body)] == [b"yes"]
+    assert len(woken) == 1
+
+
 async def test_long_polling_times_out_with_pull_not_found(
     broker: BrokerController, client: RemotingClient
 ) -> None:

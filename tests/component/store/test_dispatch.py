@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from orbitmq.common import java_string_hash
 from orbitmq.store import GetMessageStatus, MessageStore
 from tests.conftest import StoreFactory
 from tests.support import make_message, small_config
@@ -19,15 +20,19 @@ class Arrivals:
     def __init__(self) -> None:
         self.store: MessageStore | None = None
         self.calls: list[tuple[str, int, int]] = []
+        self.tags_codes: list[frozenset[int]] = []
         self.readable_at_call: list[int] = []
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
 
-    def __call__(self, topic: str, queue_id: int, max_offset: int) -> None:
+    def __call__(
+        self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
+    ) -> None:
         assert self.store is not None
         readable = self.store.get_max_offset_in_queue(topic, queue_id)
         with self.changed:
             self.calls.append((topic, queue_id, max_offset))
+            self.tags_codes.append(tags_codes)
             self.readable_at_call.append(readable)
             self.changed.notify_all()
 
@@ -57,7 +62,8 @@ def test_listener_hears_every_queue_with_its_new_max_offset(
 ) -> None:
     store, arrivals = listened
     for i in range(3):
-        assert store.put_message(make_message(body=f"a{i}".encode(), queue_id=0)).is_ok
+        message = make_message(body=f"a{i}".encode(), queue_id=0, tags=f"Tag{i % 2}")
+        assert store.put_message(message).is_ok
     for i in range(2):
         assert store.put_message(make_message("OtherTopic", f"b{i}".encode(), queue_id=5)).is_ok
     assert arrivals.wait_for("TopicTest", 0, 3)
@@ -71,6 +77,11 @@ def test_listener_hears_every_queue_with_its_new_max_offset(
         assert offsets == sorted(offsets)
         assert offsets[-1] == final
         assert all(1 <= o <= final for o in offsets)
+    # Each announcement carries the tag codes (Java hash codes; 0 without tags) of what came.
+    codes: dict[int, set[int]] = {0: set(), 5: set()}
+    for (_topic, queue_id, _offset), tags_codes in zip(calls, arrivals.tags_codes, strict=True):
+        codes[queue_id] |= tags_codes
+    assert codes == {0: {java_string_hash("Tag0"), java_string_hash("Tag1")}, 5: {0}}
     # Each announcement came once the messages it announces were readable.
     for (_topic, _queue, max_offset), visible in zip(calls, readable, strict=True):
         assert visible >= max_offset
