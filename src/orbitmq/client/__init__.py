@@ -1,0 +1,56 @@
+"""The OrbitMQ client: producer, consumers, admin."""
+
+from orbitmq.client.allocate_strategy import (
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueByMachineRoom,
+    AllocateMessageQueueConsistentHash,
+    AllocateMessageQueueStrategy,
+    MachineRoomResolver,
+    allocate_averagely,
+    allocate_averagely_by_circle,
+    allocate_by_machine_room,
+    allocate_consistent_hash,
+    message_queue_key,
+)
+from orbitmq.client.backoff import Backoff
+from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
+from orbitmq.client.latency_fault import (
+    DEFAULT_LATENCY_MAX_MS,
+    DEFAULT_NOT_AVAILABLE_DURATION_MS,
+    ISOLATION_LATENCY_MS,
+    FaultItem,
+    LatencyFaultTolerance,
+    MQFaultStrategy,
+)
+from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
+
+__all__ = [
+    "DEFAULT_LATENCY_MAX_MS",
+    "DEFAULT_NOT_AVAILABLE_DURATION_MS",
+    "ISOLATION_LATENCY_MS",
+    "AllocateMachineRoomNearby",
+    "AllocateMessageQueueAveragely",
+    "AllocateMessageQueueAveragelyByCircle",
+    "AllocateMessageQueueByConfig",
+    "AllocateMessageQueueByMachineRoom",
+    "AllocateMessageQueueConsistentHash",
+    "AllocateMessageQueueStrategy",
+    "Backoff",
+    "ConsistentHashRouter",
+    "FaultItem",
+    "HashFunction",
+    "LatencyFaultTolerance",
+    "MQFaultStrategy",
+    "MachineRoomResolver",
+    "ThreadLocalIndex",
+    "TopicPublishInfo",
+    "allocate_averagely",
+    "allocate_averagely_by_circle",
+    "allocate_by_machine_room",
+    "allocate_consistent_hash",
+    "md5_hash",
+    "message_queue_key",
+]
