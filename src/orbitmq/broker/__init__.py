@@ -27,13 +27,6 @@ from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
-from orbitmq.broker.tag_filter import (
-    SubscriptionData,
-    SubscriptionParseError,
-    TagMessageFilter,
-    build_subscription,
-    build_subscription_data,
-)
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 
 __all__ = [
@@ -59,13 +52,8 @@ __all__ = [
     "RebalanceLockManager",
     "SendMessageBackProcessor",
     "SendMessageProcessor",
-    "SubscriptionData",
     "SubscriptionGroupConfig",
     "SubscriptionGroupManager",
-    "SubscriptionParseError",
-    "TagMessageFilter",
     "TopicConfigManager",
-    "build_subscription",
-    "build_subscription_data",
     "load_broker_config",
 ]

@@ -18,9 +18,9 @@ from orbitmq.broker.perm_name import build_topic_sys_flag
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
-from orbitmq.broker.tag_filter import is_tag_type
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.topic import retry_topic
+from orbitmq.filter import is_tag_type
 from orbitmq.protocol import (
     ConsumerData,
     HeartbeatData,

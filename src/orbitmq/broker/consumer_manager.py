@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from orbitmq.broker.tag_filter import SubscriptionData, SubscriptionParseError, build_subscription
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.filter import SubscriptionData, SubscriptionParseError, build_subscription
 from orbitmq.protocol import (
     ConsumeFromWhere,
     ConsumeType,

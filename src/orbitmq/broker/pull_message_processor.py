@@ -16,17 +16,17 @@ from orbitmq.broker.perm_name import is_readable
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
-from orbitmq.broker.tag_filter import (
+from orbitmq.broker.topic_config_manager import TopicConfigManager
+from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
+from orbitmq.common import message_const as mc
+from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
+from orbitmq.filter import (
     SubscriptionData,
     SubscriptionParseError,
     TagMessageFilter,
     build_subscription,
     is_tag_type,
 )
-from orbitmq.broker.topic_config_manager import TopicConfigManager
-from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
-from orbitmq.common import message_const as mc
-from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, ResponseCode
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.remoting import ChannelContext

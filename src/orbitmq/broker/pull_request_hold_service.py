@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from orbitmq.broker.tag_filter import SubscriptionData, TagMessageFilter
 from orbitmq.common.periodic import run_every
+from orbitmq.filter import SubscriptionData, TagMessageFilter
 from orbitmq.protocol import RemotingCommand
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore

@@ -9,8 +9,8 @@ from orbitmq.broker import (
     ClientHousekeeping,
     ConsumerManager,
     ProducerManager,
-    build_subscription_data,
 )
+from orbitmq.filter import build_subscription_data
 from orbitmq.protocol import ConsumeType, LanguageCode, MessageModel, RemotingCommand
 from orbitmq.remoting import ChannelContext
 from orbitmq.testing import ManualClock

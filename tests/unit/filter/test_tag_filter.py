@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from orbitmq.broker import (
+from orbitmq.common import java_string_hash
+from orbitmq.filter import (
     SubscriptionParseError,
     TagMessageFilter,
     build_subscription,
     build_subscription_data,
 )
-from orbitmq.common import java_string_hash
 
 
 @pytest.mark.parametrize("expression", [None, "", "*"])
