@@ -125,7 +125,7 @@ def test_a_delivery_time_beyond_the_level_is_treated_as_now(store_factory: Store
 def test_the_running_service_delivers_on_its_own(tmp_path: Path) -> None:
     arrived = threading.Event()
 
-    def listener(topic: str, queue_id: int, max_offset: int) -> None:
+    def listener(topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]) -> None:
         if topic == "RealTopic":
             arrived.set()
 
