@@ -17,6 +17,7 @@ from orbitmq.client.allocate_strategy import (
 )
 from orbitmq.client.backoff import Backoff
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
+from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.latency_fault import (
     DEFAULT_LATENCY_MAX_MS,
     DEFAULT_NOT_AVAILABLE_DURATION_MS,
@@ -25,6 +26,18 @@ from orbitmq.client.latency_fault import (
     LatencyFaultTolerance,
     MQFaultStrategy,
 )
+from orbitmq.client.mq_client_api import MQClientAPI, OffsetNotFoundError
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.producer import (
+    MessageQueueSelector,
+    Producer,
+    ProducerConfig,
+    SendContext,
+    SendMessageHook,
+    select_by_hash,
+)
+from orbitmq.client.pull_result import PullResult, PullStatus
+from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 
 __all__ = [
@@ -39,12 +52,28 @@ __all__ = [
     "AllocateMessageQueueConsistentHash",
     "AllocateMessageQueueStrategy",
     "Backoff",
+    "ClientConfig",
     "ConsistentHashRouter",
     "FaultItem",
     "HashFunction",
     "LatencyFaultTolerance",
+    "MQBrokerError",
+    "MQClientAPI",
+    "MQClientError",
+    "MQClientInstance",
     "MQFaultStrategy",
     "MachineRoomResolver",
+    "MessageQueueSelector",
+    "NoRouteError",
+    "OffsetNotFoundError",
+    "Producer",
+    "ProducerConfig",
+    "PullResult",
+    "PullStatus",
+    "SendContext",
+    "SendMessageHook",
+    "SendResult",
+    "SendStatus",
     "ThreadLocalIndex",
     "TopicPublishInfo",
     "allocate_averagely",
@@ -53,4 +82,5 @@ __all__ = [
     "allocate_consistent_hash",
     "md5_hash",
     "message_queue_key",
+    "select_by_hash",
 ]

@@ -1,0 +1,359 @@
+"""``MQClientInstance``: what producers and consumers of one client share (RocketMQ's
+``MQClientInstance``): the connections, the route of each topic in use, heartbeats to every
+broker, and the answers to requests brokers send (NOTIFY_CONSUMER_IDS_CHANGED).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import random
+import socket
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from orbitmq.client.errors import MQClientError, NoRouteError
+from orbitmq.client.mq_client_api import MQClientAPI
+from orbitmq.client.topic_publish_info import TopicPublishInfo
+from orbitmq.common import MessageQueue
+from orbitmq.common.periodic import run_every
+from orbitmq.protocol import (
+    MASTER_ID,
+    ConsumerData,
+    HeartbeatData,
+    ProducerData,
+    RemotingCommand,
+    RequestCode,
+    ResponseCode,
+    TopicRouteData,
+)
+from orbitmq.protocol.header import NotifyConsumerIdsChangedRequestHeader
+from orbitmq.remoting import ChannelContext, RemotingClient, RemotingError
+
+log = logging.getLogger(__name__)
+
+#: Permission bits of a queue (PermName).
+PERM_READ: Final = 0x1 << 2
+PERM_WRITE: Final = 0x1 << 1
+
+_instance_numbers = itertools.count()
+
+
+def default_client_ip() -> str:
+    """The address brokers see this client by: the first non-loopback IPv4 address, else
+    127.0.0.1 (RocketMQ's RemotingUtil.getLocalAddress, simplified)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent: it only picks a route
+            address: str = probe.getsockname()[0]
+            return address
+    except OSError:
+        return "127.0.0.1"
+
+
+def default_instance_name() -> str:
+    """Unique within the process: RocketMQ shares one instance per client id, so two clients
+    of one process in the same group need different ids to both get queues."""
+    return f"{os.getpid()}#{next(_instance_numbers)}"
+
+
+@dataclass
+class ClientConfig:
+    """RocketMQ's ClientConfig, in Python style. Times in seconds."""
+
+    namesrv_addr: str = "127.0.0.1:9876"
+    client_ip: str = field(default_factory=default_client_ip)
+    instance_name: str = field(default_factory=default_instance_name)
+    poll_name_server_interval_s: float = 30.0
+    heartbeat_broker_interval_s: float = 30.0
+    persist_consumer_offset_interval_s: float = 5.0
+    mq_client_api_timeout_s: float = 3.0
+    unit_name: str | None = None
+
+    @property
+    def client_id(self) -> str:
+        """``ip@instanceName[@unitName]``, as brokers and other consumers see this client."""
+        cid = f"{self.client_ip}@{self.instance_name}"
+        return f"{cid}@{self.unit_name}" if self.unit_name else cid
+
+    @property
+    def namesrv_addresses(self) -> list[str]:
+        return [a.strip() for a in self.namesrv_addr.split(";") if a.strip()]
+
+
+class ConsumerInner(Protocol):
+    """What the instance needs from a consumer (RocketMQ's MQConsumerInner)."""
+
+    group: str
+
+    def consumer_data(self) -> ConsumerData: ...
+
+    def subscribed_topics(self) -> set[str]: ...
+
+    def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None: ...
+
+    def rebalance_now(self) -> None: ...
+
+
+class MQClientInstance:
+    """Owns the RemotingClient, the route tables (topic → route, topic → publish info, broker
+    name → addresses) and the producer and consumer groups registered with it; runs the route
+    refresh and heartbeat loops while started. All methods run on one event loop."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self.config = config
+        self.client_id = config.client_id
+        self.remoting = RemotingClient()
+        self.api = MQClientAPI(self.remoting)
+        self.routes: dict[str, TopicRouteData] = {}
+        self.publish_info: dict[str, TopicPublishInfo] = {}
+        self.broker_addrs: dict[str, dict[int, str]] = {}
+        self.producer_groups: set[str] = set()
+        self.consumers: dict[str, ConsumerInner] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+        self._route_lock = asyncio.Lock()
+        self.remoting.register_processor(
+            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, _NotifyProcessor(self)
+        )
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._tasks = [
+            asyncio.create_task(
+                run_every(
+                    lambda: self.config.poll_name_server_interval_s,
+                    self.update_all_routes,
+                    "route refresh",
+                )
+            ),
+            asyncio.create_task(
+                run_every(
+                    lambda: self.config.heartbeat_broker_interval_s,
+                    self.send_heartbeat_to_all_brokers,
+                    "heartbeat",
+                )
+            ),
+        ]
+
+    async def shutdown(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        self._started = False
+        await self.remoting.close()
+
+    # -- registrations --------------------------------------------------------------------
+
+    def register_producer(self, group: str) -> None:
+        self.producer_groups.add(group)
+
+    def register_consumer(self, consumer: ConsumerInner) -> None:
+        if consumer.group in self.consumers:
+            raise MQClientError(
+                f"the consumer group[{consumer.group}] has been created before, specify another"
+                " name please."
+            )
+        self.consumers[consumer.group] = consumer
+
+    async def unregister_producer(self, group: str) -> None:
+        self.producer_groups.discard(group)
+        await self._unregister_at_brokers(group, None)
+
+    async def unregister_consumer(self, group: str) -> None:
+        self.consumers.pop(group, None)
+        await self._unregister_at_brokers(None, group)
+
+    async def _unregister_at_brokers(self, producer: str | None, consumer: str | None) -> None:
+        for addrs in list(self.broker_addrs.values()):
+            for addr in addrs.values():
+                try:
+                    await self.api.unregister_client(
+                        addr,
+                        self.client_id,
+                        producer,
+                        consumer,
+                        self.config.mq_client_api_timeout_s,
+                    )
+                except Exception as exc:  # the broker may be gone already
+                    log.info("unregister from %s failed: %s", addr, exc)
+
+    # -- routes ---------------------------------------------------------------------------
+
+    async def update_topic_route(
+        self, topic: str, default_topic: str | None = None, default_queue_nums: int = 4
+    ) -> TopicRouteData:
+        """Fetch ``topic``'s route from a name server and update every table derived from it.
+
+        With ``default_topic`` (a producer's createTopicKey, TBW102) a topic nobody knows yet
+        is routed like the default topic with at most ``default_queue_nums`` queues: the
+        broker creates it on the first send, as in RocketMQ. Raises NoRouteError otherwise."""
+        async with self._route_lock:
+            try:
+                route = await self._fetch_route(topic)
+            except NoRouteError:
+                if default_topic is None:
+                    raise
+                route = await self._fetch_route(default_topic)
+                for qd in route.queue_datas:
+                    qd.read_queue_nums = qd.write_queue_nums = min(
+                        default_queue_nums, qd.read_queue_nums
+                    )
+            self.routes[topic] = route
+            for broker in route.broker_datas:
+                self.broker_addrs[broker.broker_name] = dict(broker.broker_addrs)
+            self.publish_info[topic] = publish_info_of(topic, route)
+            subscribe = subscribe_queues_of(topic, route)
+            for consumer in self.consumers.values():
+                if topic in consumer.subscribed_topics():
+                    consumer.update_topic_subscribe_info(topic, subscribe)
+            return route
+
+    async def _fetch_route(self, topic: str) -> TopicRouteData:
+        addresses = self.config.namesrv_addresses
+        if not addresses:
+            raise MQClientError("No name server address, please set namesrv_addr")
+        errors: list[str] = []
+        # Any name server will do; start at a random one so clients spread their load.
+        start = random.randrange(len(addresses))
+        for addr in addresses[start:] + addresses[:start]:
+            try:
+                return await self.api.get_topic_route(
+                    addr, topic, self.config.mq_client_api_timeout_s
+                )
+            except NoRouteError:
+                raise
+            except (RemotingError, MQClientError) as exc:
+                errors.append(f"{addr}: {exc}")
+        raise MQClientError(f"no name server answered for topic {topic}: {'; '.join(errors)}")
+
+    async def update_all_routes(self) -> None:
+        topics = set(self.routes)
+        for consumer in self.consumers.values():
+            topics |= consumer.subscribed_topics()
+        for topic in sorted(topics):
+            try:
+                await self.update_topic_route(topic)
+            except NoRouteError:
+                log.debug("no route for %s yet", topic)
+            except Exception as exc:
+                log.warning("route refresh of %s failed: %s", topic, exc)
+
+    async def topic_publish_info(
+        self, topic: str, default_topic: str | None = None, default_queue_nums: int = 4
+    ) -> TopicPublishInfo:
+        """The cached publish info of ``topic``, fetched when missing or empty (see
+        ``update_topic_route`` for the default topic)."""
+        info = self.publish_info.get(topic)
+        if info is None or not info.ok():
+            await self.update_topic_route(topic, default_topic, default_queue_nums)
+            info = self.publish_info[topic]
+        return info
+
+    def find_broker_addr(self, broker_name: str, broker_id: int = MASTER_ID) -> str | None:
+        return self.broker_addrs.get(broker_name, {}).get(broker_id)
+
+    async def find_broker_addr_or_fetch(
+        self, broker_name: str, topic: str, broker_id: int = MASTER_ID
+    ) -> str:
+        """The broker's address, refreshing ``topic``'s route once if it is unknown."""
+        addr = self.find_broker_addr(broker_name, broker_id)
+        if addr is None:
+            await self.update_topic_route(topic)
+            addr = self.find_broker_addr(broker_name, broker_id)
+        if addr is None:
+            raise MQClientError(f"The broker[{broker_name}] not exist")
+        return addr
+
+    def any_broker_addr_of(self, topic: str) -> str | None:
+        """The master of some broker serving ``topic`` (for group-wide questions)."""
+        route = self.routes.get(topic)
+        if route is None:
+            return None
+        for broker in route.broker_datas:
+            addr = broker.broker_addrs.get(MASTER_ID)
+            if addr is not None:
+                return addr
+        return None
+
+    # -- heartbeats -----------------------------------------------------------------------
+
+    def heartbeat_data(self) -> HeartbeatData:
+        return HeartbeatData(
+            client_id=self.client_id,
+            producer_data_set=[ProducerData(group_name=g) for g in sorted(self.producer_groups)],
+            consumer_data_set=[c.consumer_data() for c in self.consumers.values()],
+        )
+
+    async def send_heartbeat_to_all_brokers(self) -> None:
+        """HEART_BEAT to every known master (and, for consumers, every slave)."""
+        data = self.heartbeat_data()
+        if not data.producer_data_set and not data.consumer_data_set:
+            return
+        for broker_name, addrs in list(self.broker_addrs.items()):
+            for broker_id, addr in addrs.items():
+                if broker_id != MASTER_ID and not data.consumer_data_set:
+                    continue
+                try:
+                    await self.api.send_heartbeat(addr, data, self.config.mq_client_api_timeout_s)
+                except Exception as exc:
+                    log.warning("heartbeat to %s (%s) failed: %s", broker_name, addr, exc)
+
+
+def publish_info_of(topic: str, route: TopicRouteData) -> TopicPublishInfo:
+    """The writable queues of a route, in RocketMQ's order (queue data sorted by broker)."""
+    if route.order_topic_conf:
+        # "brokerName:queueNums;..." fixes the ordered topic's queues.
+        queues: list[MessageQueue] = []
+        for item in route.order_topic_conf.split(";"):
+            name, _, count = item.partition(":")
+            queues.extend(MessageQueue(topic, name, i) for i in range(int(count)))
+        return TopicPublishInfo(queues, order_topic=True)
+    queues = []
+    counts: dict[str, int] = {}
+    masters = {b.broker_name for b in route.broker_datas if MASTER_ID in b.broker_addrs}
+    for qd in sorted(route.queue_datas, key=lambda q: q.broker_name):
+        if not qd.perm & PERM_WRITE or qd.broker_name not in masters:
+            continue
+        counts[qd.broker_name] = qd.write_queue_nums
+        queues.extend(MessageQueue(topic, qd.broker_name, i) for i in range(qd.write_queue_nums))
+    return TopicPublishInfo(queues, counts)
+
+
+def subscribe_queues_of(topic: str, route: TopicRouteData) -> set[MessageQueue]:
+    """The readable queues of a route (RocketMQ's topicRouteData2TopicSubscribeInfo)."""
+    return {
+        MessageQueue(topic, qd.broker_name, i)
+        for qd in route.queue_datas
+        if qd.perm & PERM_READ
+        for i in range(qd.read_queue_nums)
+    }
+
+
+class _NotifyProcessor:
+    """Answers NOTIFY_CONSUMER_IDS_CHANGED (40): the group's consumers changed, rebalance."""
+
+    def __init__(self, instance: MQClientInstance) -> None:
+        self._instance = instance
+
+    def reject_request(self) -> bool:
+        return False
+
+    async def process_request(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        header = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
+        consumer = self._instance.consumers.get(header.consumer_group)
+        if consumer is not None:
+            log.info("consumer ids of %s changed: rebalance", header.consumer_group)
+            consumer.rebalance_now()
+        if request.is_oneway:
+            return None
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)

@@ -1,0 +1,387 @@
+"""``Producer``: sends messages to the brokers of a topic (RocketMQ's ``DefaultMQProducer``).
+
+asyncio first: ``async with Producer("group", namesrv_addr=...) as p: await p.send(msg)``.
+A send picks a queue round robin (or by a ``MessageQueueSelector``), retries on another
+broker when the failure allows it, backs off when brokers ask it to, and never takes longer
+than the send timeout in all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from orbitmq.client.backoff import Backoff
+from orbitmq.client.errors import MQBrokerError, MQClientError
+from orbitmq.client.latency_fault import MQFaultStrategy
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.send_result import SendResult, SendStatus
+from orbitmq.client.topic_publish_info import TopicPublishInfo
+from orbitmq.common import (
+    Message,
+    MessageQueue,
+    UniqueIdGenerator,
+    encode_batch_messages,
+    java_string_hash,
+    message_properties_to_string,
+)
+from orbitmq.common import message_const as mc
+from orbitmq.common import sys_flag as sf
+from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_problem
+from orbitmq.protocol.header import SendMessageRequestHeader
+from orbitmq.remoting import RemotingError
+
+log = logging.getLogger(__name__)
+
+#: The topic whose configuration brokers copy when a send creates a topic (TBW102).
+AUTO_CREATE_TOPIC_KEY: Final = "TBW102"
+_UNIQ_IDS = UniqueIdGenerator()
+
+
+class MessageQueueSelector(Protocol):
+    """Chooses the queue of an ordered send: messages with the same ``arg`` (an order key)
+    must get the same queue for per-key order (R43)."""
+
+    def __call__(self, mqs: Sequence[MessageQueue], msg: Message, arg: Any) -> MessageQueue: ...
+
+
+def select_by_hash(mqs: Sequence[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
+    """RocketMQ's SelectMessageQueueByHash: ``abs(hash(arg)) % len(mqs)``; strings hash as
+    Java's String.hashCode so a Java producer with the same keys picks the same queues."""
+    value = java_string_hash(arg) if isinstance(arg, str) else hash(arg)
+    return mqs[abs(value) % len(mqs)]
+
+
+@dataclass
+class SendContext:
+    """What hooks see around one send attempt (RocketMQ's SendMessageContext)."""
+
+    producer_group: str
+    message: Message | list[Message]
+    mq: MessageQueue
+    broker_addr: str
+    result: SendResult | None = None
+    exception: BaseException | None = None
+    props: dict[str, str] = field(default_factory=dict)
+
+
+class SendMessageHook(Protocol):
+    """Called before each send attempt and after it, with its result or exception (R30)."""
+
+    def send_message_before(self, context: SendContext) -> None: ...
+
+    def send_message_after(self, context: SendContext) -> None: ...
+
+
+@dataclass
+class ProducerConfig:
+    """RocketMQ's DefaultMQProducer settings, in Python style. Times in seconds."""
+
+    send_msg_timeout_s: float = 3.0
+    retry_times_when_send_failed: int = 2
+    retry_another_broker_when_not_store_ok: bool = False
+    compress_msg_body_over_howmuch: int = 4096
+    compress_level: int = 5
+    max_message_size: int = 4 * 1024 * 1024
+    default_topic_queue_nums: int = 4
+    create_topic_key: str = AUTO_CREATE_TOPIC_KEY
+    send_latency_fault_enable: bool = False
+
+
+class Producer:
+    """Owns one producer group's sends and the client instance it runs on (its own unless one
+    is given). Use from one event loop; ``orbitmq.client.sync`` wraps it for threads."""
+
+    def __init__(
+        self,
+        group: str,
+        *,
+        namesrv_addr: str | None = None,
+        client_config: ClientConfig | None = None,
+        config: ProducerConfig | None = None,
+        instance: MQClientInstance | None = None,
+    ) -> None:
+        if not group:
+            raise MQClientError("producer group is empty")
+        self.group = group
+        self.config = config or ProducerConfig()
+        client_config = client_config or ClientConfig()
+        if namesrv_addr is not None:
+            client_config.namesrv_addr = namesrv_addr
+        self._own_instance = instance is None
+        self.instance = instance or MQClientInstance(client_config)
+        self.fault_strategy = MQFaultStrategy(
+            send_latency_fault_enable=self.config.send_latency_fault_enable
+        )
+        self.hooks: list[SendMessageHook] = []
+        self._started = False
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    async def start(self) -> None:
+        self.instance.register_producer(self.group)
+        await self.instance.start()
+        self._started = True
+
+    async def shutdown(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        await self.instance.unregister_producer(self.group)
+        if self._own_instance:
+            await self.instance.shutdown()
+
+    def register_send_hook(self, hook: SendMessageHook) -> None:
+        self.hooks.append(hook)
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def send(
+        self,
+        msg: Message | Sequence[Message],
+        *,
+        timeout_s: float | None = None,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        queue: MessageQueue | None = None,
+    ) -> SendResult:
+        """Send one message, or a batch (several messages of one topic in one request), and
+        return where it was stored. ``selector`` and ``arg`` choose the queue for ordered
+        sends, ``queue`` names it; both are tried once, as RocketMQ does (retrying elsewhere
+        would break the order). Otherwise up to 1 + retry_times_when_send_failed attempts,
+        each on another broker, within ``timeout_s`` in all."""
+        self._check_started()
+        timeout = self.config.send_msg_timeout_s if timeout_s is None else timeout_s
+        prepared = self._prepare(msg)
+        async with asyncio.timeout(timeout):
+            info = await self._publish_info(prepared.topic)
+            if queue is not None or selector is not None:
+                if queue is None:
+                    assert selector is not None
+                    queue = selector(info.message_queues, prepared.first, arg)
+                return _answered(await self._send_to(prepared, queue, oneway=False))
+            return await self._send_with_retries(prepared, timeout)
+
+    async def send_oneway(self, msg: Message | Sequence[Message]) -> None:
+        """Send without waiting for an answer: fastest, and nothing says whether it stored."""
+        self._check_started()
+        prepared = self._prepare(msg)
+        async with asyncio.timeout(self.config.send_msg_timeout_s):
+            info = await self._publish_info(prepared.topic)
+            mq = self.fault_strategy.select_one_message_queue(info, None)
+            await self._send_to(prepared, mq, oneway=True)
+
+    async def _send_with_retries(self, prepared: _Prepared, timeout_s: float) -> SendResult:
+        attempts = 1 + self.config.retry_times_when_send_failed
+        deadline = time.monotonic() + timeout_s
+        backoff = Backoff()
+        last_broker: str | None = None
+        error: BaseException | None = None
+        result: SendResult | None = None
+        for _ in range(attempts):
+            info = await self._publish_info(prepared.topic)
+            mq = self.fault_strategy.select_one_message_queue(info, last_broker)
+            last_broker = mq.broker_name
+            began = time.monotonic()
+            try:
+                result = _answered(await self._send_to(prepared, mq, oneway=False))
+            except (RemotingError, MQBrokerError, MQClientError) as exc:
+                elapsed_ms = int((time.monotonic() - began) * 1000)
+                self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, True)
+                error = exc
+                if not getattr(exc, "retriable", False):
+                    raise
+                if getattr(exc, "refresh_route", False):
+                    await self._refresh_route(prepared.topic)
+                if isinstance(exc, MQBrokerError) and exc.is_flow_control:
+                    pause = min(backoff.next_delay(), max(0.0, deadline - time.monotonic()))
+                    await asyncio.sleep(pause)
+                log.info("send to %s failed, trying again: %s", mq, exc)
+                continue
+            elapsed_ms = int((time.monotonic() - began) * 1000)
+            self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, False)
+            if (
+                result.send_status is not SendStatus.SEND_OK
+                and self.config.retry_another_broker_when_not_store_ok
+            ):
+                continue
+            return result
+        if result is not None:
+            return result
+        assert error is not None
+        raise error
+
+    async def _publish_info(self, topic: str) -> TopicPublishInfo:
+        return await self.instance.topic_publish_info(
+            topic, self.config.create_topic_key, self.config.default_topic_queue_nums
+        )
+
+    async def _refresh_route(self, topic: str) -> None:
+        try:
+            await self.instance.update_topic_route(topic)
+        except Exception as exc:
+            log.info("route refresh of %s failed: %s", topic, exc)
+
+    async def _send_to(
+        self, prepared: _Prepared, mq: MessageQueue, *, oneway: bool
+    ) -> SendResult | None:
+        """One attempt at ``mq``'s broker, between the hooks; None when oneway."""
+        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        context = SendContext(self.group, prepared.original, mq, addr)
+        for hook in self.hooks:
+            hook.send_message_before(context)
+        header = SendMessageRequestHeader(
+            producer_group=self.group,
+            topic=mq.topic,
+            default_topic=self.config.create_topic_key,
+            default_topic_queue_nums=self.config.default_topic_queue_nums,
+            queue_id=mq.queue_id,
+            sys_flag=prepared.sys_flag,
+            born_timestamp=int(time.time() * 1000),
+            flag=prepared.flag,
+            properties=prepared.properties,
+            reconsume_times=prepared.reconsume_times,
+            unit_mode=False,
+            batch=prepared.batch,
+            max_reconsume_times=prepared.max_reconsume_times,
+            broker_name=mq.broker_name,
+        )
+        api = self.instance.api
+        try:
+            if oneway:
+                await api.send_message_oneway(addr, mq.broker_name, header, prepared.body)
+                return None
+            result = await api.send_message(
+                addr,
+                mq.broker_name,
+                header,
+                prepared.body,
+                prepared.msg_id,
+                self.config.send_msg_timeout_s,
+            )
+        except BaseException as exc:
+            context.exception = exc
+            for hook in self.hooks:
+                hook.send_message_after(context)
+            raise
+        context.result = result
+        for hook in self.hooks:
+            hook.send_message_after(context)
+        return result
+
+    # -- validation and encoding ----------------------------------------------------------
+
+    def _check_started(self) -> None:
+        if not self._started:
+            raise MQClientError(f"The producer service state not OK, group {self.group}: start it")
+
+    def _prepare(self, msg: Message | Sequence[Message]) -> _Prepared:
+        if isinstance(msg, Message):
+            return self._prepare_one(msg)
+        return self._prepare_batch(list(msg))
+
+    def _check(self, msg: Message) -> None:
+        problem = topic_problem(msg.topic)
+        if problem is not None:
+            raise MQClientError(f"topic {msg.topic!r}: {problem}")
+        if not msg.body:
+            raise MQClientError("the message body is empty")
+        if len(msg.body) > self.config.max_message_size:
+            raise MQClientError(
+                f"the message body size {len(msg.body)} is over the limit "
+                f"max_message_size={self.config.max_message_size}"
+            )
+
+    def _prepare_one(self, msg: Message) -> _Prepared:
+        self._check(msg)
+        if mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in msg.properties:
+            msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = _UNIQ_IDS.create()
+        body, sys_flag = msg.body, 0
+        if len(body) > self.config.compress_msg_body_over_howmuch:
+            # As RocketMQ's clients: zlib, flagged in sysFlag; consumers inflate it.
+            body = zlib.compress(body, self.config.compress_level)
+            sys_flag |= sf.COMPRESSED_FLAG
+        reconsume = msg.properties.get(mc.PROPERTY_RECONSUME_TIME)
+        max_reconsume = msg.properties.get(mc.PROPERTY_MAX_RECONSUME_TIMES)
+        return _Prepared(
+            original=msg,
+            first=msg,
+            topic=msg.topic,
+            body=body,
+            sys_flag=sys_flag,
+            flag=msg.flag,
+            properties=message_properties_to_string(msg.properties),
+            msg_id=msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX],
+            batch=False,
+            reconsume_times=int(reconsume) if reconsume else None,
+            max_reconsume_times=int(max_reconsume) if max_reconsume else None,
+        )
+
+    def _prepare_batch(self, msgs: list[Message]) -> _Prepared:
+        if not msgs:
+            raise MQClientError("the batch is empty")
+        topic = msgs[0].topic
+        for m in msgs:
+            self._check(m)
+            if m.topic != topic:
+                raise MQClientError(
+                    f"the topic of the messages in one batch should be the same: {m.topic!r} "
+                    f"and {topic!r}"
+                )
+            if m.delay_time_level > 0:
+                raise MQClientError("TimeDelayLevel is not supported for batching")
+            if m.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                raise MQClientError("Retry Group is not supported for batching")
+            if mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in m.properties:
+                m.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = _UNIQ_IDS.create()
+        body = encode_batch_messages(msgs)
+        if len(body) > self.config.max_message_size:
+            raise MQClientError(
+                f"the batch's encoded size {len(body)} is over the limit "
+                f"max_message_size={self.config.max_message_size}"
+            )
+        return _Prepared(
+            original=msgs,
+            first=msgs[0],
+            topic=topic,
+            body=body,
+            sys_flag=0,
+            flag=0,
+            properties="",
+            msg_id=",".join(m.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] for m in msgs),
+            batch=True,
+            reconsume_times=None,
+            max_reconsume_times=None,
+        )
+
+
+def _answered(result: SendResult | None) -> SendResult:
+    assert result is not None  # only oneway sends go unanswered
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A message or batch checked and encoded once, sent by every attempt."""
+
+    original: Message | list[Message]
+    first: Message
+    topic: str
+    body: bytes
+    sys_flag: int
+    flag: int
+    properties: str
+    msg_id: str
+    batch: bool
+    reconsume_times: int | None
+    max_reconsume_times: int | None

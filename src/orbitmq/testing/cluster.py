@@ -1,0 +1,86 @@
+"""``InProcessCluster``: a name server and brokers on free ports in this process, for tests
+(ours and users'). ``async with InProcessCluster(tmp_path) as cluster:`` then point clients at
+``cluster.namesrv_addr``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from orbitmq.broker import BrokerConfig, BrokerController
+from orbitmq.namesrv import NamesrvConfig, NamesrvController
+from orbitmq.store import MessageStoreConfig
+
+
+class InProcessCluster:
+    """Owns one name server and ``brokers`` brokers (``broker-a``, ``broker-b``, ...), each
+    with its own store under ``root``; everything listens on 127.0.0.1, any free port.
+
+    ``broker_settings`` and ``store_settings`` set BrokerConfig and MessageStoreConfig
+    attributes of every broker (e.g. ``flush_disk_type``). Stores default to 16 MiB commit log
+    files so tests stay light."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        brokers: int = 1,
+        broker_settings: dict[str, Any] | None = None,
+        store_settings: dict[str, Any] | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.broker_count = brokers
+        self.broker_settings = broker_settings or {}
+        self.store_settings = store_settings or {}
+        self.namesrv = NamesrvController(NamesrvConfig(listen_port=0))
+        self.brokers: list[BrokerController] = []
+
+    @property
+    def namesrv_addr(self) -> str:
+        return self.namesrv.address
+
+    async def __aenter__(self) -> InProcessCluster:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        await self.namesrv.start()
+        try:
+            for i in range(self.broker_count):
+                await self.start_broker(f"broker-{chr(ord('a') + i)}")
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def start_broker(self, name: str) -> BrokerController:
+        """Start one more broker (or start again one that was stopped, on its data)."""
+        config = BrokerConfig(
+            broker_name=name,
+            broker_ip1="127.0.0.1",
+            listen_port=0,
+            namesrv_addr=self.namesrv_addr,
+        )
+        for key, value in self.broker_settings.items():
+            setattr(config, key, value)
+        store = MessageStoreConfig(
+            store_path_root_dir=str(self.root / name),
+            mapped_file_size_commit_log=16 * 1024 * 1024,
+        )
+        for key, value in self.store_settings.items():
+            setattr(store, key, value)
+        controller = BrokerController(config, store)
+        await controller.start()
+        self.brokers.append(controller)
+        return controller
+
+    async def stop_broker(self, controller: BrokerController) -> None:
+        self.brokers.remove(controller)
+        await controller.stop()
+
+    async def stop(self) -> None:
+        for controller in list(self.brokers):
+            await self.stop_broker(controller)
+        await self.namesrv.stop()
