@@ -17,6 +17,12 @@ from orbitmq.client.allocate_strategy import (
 )
 from orbitmq.client.backoff import Backoff
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
+from orbitmq.client.consumer_config import (
+    ConsumeContext,
+    ConsumeResult,
+    Listener,
+    PushConsumerConfig,
+)
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.latency_fault import (
     DEFAULT_LATENCY_MAX_MS,
@@ -28,6 +34,13 @@ from orbitmq.client.latency_fault import (
 )
 from orbitmq.client.mq_client_api import MQClientAPI, OffsetNotFoundError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.offset_store import (
+    LocalFileOffsetStore,
+    OffsetStore,
+    ReadOffsetType,
+    RemoteBrokerOffsetStore,
+)
+from orbitmq.client.process_queue import ProcessQueue, PullPauseReason
 from orbitmq.client.producer import (
     MessageQueueSelector,
     Producer,
@@ -37,6 +50,11 @@ from orbitmq.client.producer import (
     select_by_hash,
 )
 from orbitmq.client.pull_result import PullResult, PullStatus
+from orbitmq.client.push_consumer import (
+    ConsumeMessageContext,
+    ConsumeMessageHook,
+    PushConsumer,
+)
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 
@@ -54,9 +72,15 @@ __all__ = [
     "Backoff",
     "ClientConfig",
     "ConsistentHashRouter",
+    "ConsumeContext",
+    "ConsumeMessageContext",
+    "ConsumeMessageHook",
+    "ConsumeResult",
     "FaultItem",
     "HashFunction",
     "LatencyFaultTolerance",
+    "Listener",
+    "LocalFileOffsetStore",
     "MQBrokerError",
     "MQClientAPI",
     "MQClientError",
@@ -66,10 +90,17 @@ __all__ = [
     "MessageQueueSelector",
     "NoRouteError",
     "OffsetNotFoundError",
+    "OffsetStore",
+    "ProcessQueue",
     "Producer",
     "ProducerConfig",
+    "PullPauseReason",
     "PullResult",
     "PullStatus",
+    "PushConsumer",
+    "PushConsumerConfig",
+    "ReadOffsetType",
+    "RemoteBrokerOffsetStore",
     "SendContext",
     "SendMessageHook",
     "SendResult",

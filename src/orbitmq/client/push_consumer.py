@@ -1,0 +1,602 @@
+"""``PushConsumer``: messages handed to a listener as they arrive (RocketMQ's
+``DefaultMQPushConsumer``: rebalance, one long-polling pull loop per queue, process queues,
+a consume service, offsets committed every 5 s and carried on pulls).
+
+::
+
+    async def on_messages(msgs, context):
+        ...                                   # return None (success) or raise (retry)
+
+    consumer = PushConsumer("group", namesrv_addr="127.0.0.1:9876")
+    consumer.subscribe("TopicTest", "TagA || TagB")
+    consumer.register_listener(on_messages)   # or orderly=True for per-queue order
+    await consumer.start()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from orbitmq.client import mq_client_api
+from orbitmq.client.consume_service import (
+    ConcurrentConsumeService,
+    ConsumeService,
+    OrderlyConsumeService,
+)
+from orbitmq.client.consumer_config import Listener, PushConsumerConfig
+from orbitmq.client.errors import MQClientError
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.offset_store import (
+    DEFAULT_LOCAL_OFFSET_STORE_DIR,
+    LocalFileOffsetStore,
+    OffsetNotFoundError,
+    OffsetStore,
+    ReadOffsetType,
+    RemoteBrokerOffsetStore,
+)
+from orbitmq.client.process_queue import ProcessQueue
+from orbitmq.client.pull_result import PullStatus
+from orbitmq.common import MessageExt, MessageQueue
+from orbitmq.common.periodic import run_every
+from orbitmq.common.topic import retry_topic
+from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.protocol import (
+    ConsumeFromWhere,
+    ConsumerData,
+    ConsumeType,
+    LockBatchRequestBody,
+    MessageModel,
+    UnlockBatchRequestBody,
+)
+from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
+from orbitmq.protocol.header import PullMessageRequestHeader
+
+log = logging.getLogger(__name__)
+
+# PullSysFlag bits.
+_FLAG_COMMIT_OFFSET = 0x1
+_FLAG_SUSPEND = 0x1 << 1
+_FLAG_SUBSCRIPTION = 0x1 << 2
+#: How long to wait after a pull error, and while flow control holds a queue.
+PULL_TIME_DELAY_WHEN_EXCEPTION_S = 3.0
+PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S = 0.05
+#: How soon a rebalance looks again for a subscribed topic that had no route.
+MISSING_ROUTE_RETRY_S = 1.0
+
+
+@dataclass
+class ConsumeMessageContext:
+    """What consume hooks see (RocketMQ's ConsumeMessageContext)."""
+
+    consumer_group: str
+    message_queue: MessageQueue
+    messages: Sequence[MessageExt]
+    success: bool = False
+    props: dict[str, str] = field(default_factory=dict)
+
+
+class ConsumeMessageHook(Protocol):
+    """Called around each listener call (R30)."""
+
+    def consume_message_before(self, context: ConsumeMessageContext) -> None: ...
+
+    def consume_message_after(self, context: ConsumeMessageContext) -> None: ...
+
+
+class PushConsumer:
+    """Owns a consumer group's subscriptions, its share of the queues (rebalanced at start,
+    every 20 s and when the broker says the group changed), a pull loop and a process queue
+    per owned queue, the consume service and the offset store. One event loop."""
+
+    def __init__(
+        self,
+        group: str,
+        *,
+        namesrv_addr: str | None = None,
+        client_config: ClientConfig | None = None,
+        config: PushConsumerConfig | None = None,
+        instance: MQClientInstance | None = None,
+    ) -> None:
+        if not group:
+            raise MQClientError("consumer group is empty")
+        self.group = group
+        self.config = config or PushConsumerConfig()
+        client_config = client_config or ClientConfig()
+        if namesrv_addr is not None:
+            client_config.namesrv_addr = namesrv_addr
+        self._own_instance = instance is None
+        self.instance = instance or MQClientInstance(client_config)
+        self.subscriptions: dict[str, SubscriptionData] = {}
+        self.topic_queues: dict[str, set[MessageQueue]] = {}
+        self.process_queues: dict[MessageQueue, ProcessQueue] = {}
+        self.hooks: list[ConsumeMessageHook] = []
+        self.offset_store: OffsetStore
+        self._listener: Listener | None = None
+        self._orderly = False
+        self._consume_service: ConsumeService | None = None
+        self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._rebalance_wakeup = asyncio.Event()
+        self._started = False
+
+    # -- configuration --------------------------------------------------------------------
+
+    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
+        """Consume ``topic``'s messages whose tag matches ``expression`` ("TagA || TagB",
+        or "*" for all)."""
+        self.subscriptions[topic] = build_subscription_data(
+            topic, expression, int(time.time() * 1000)
+        )
+
+    def unsubscribe(self, topic: str) -> None:
+        self.subscriptions.pop(topic, None)
+
+    def register_listener(self, listener: Listener, *, orderly: bool = False) -> None:
+        """``listener(messages, context)``: ``async def`` or a plain function (run on a thread
+        pool of consume_thread_max threads). Returning nothing means success, raising means
+        retry. ``orderly`` gives each queue's messages one at a time in offset order."""
+        self._listener = listener
+        self._orderly = orderly
+
+    def register_consume_hook(self, hook: ConsumeMessageHook) -> None:
+        self.hooks.append(hook)
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> PushConsumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    async def start(self) -> None:
+        if self._listener is None:
+            raise MQClientError("register a listener before start")
+        if not self.subscriptions:
+            raise MQClientError("subscribe to a topic before start")
+        clustering = self.config.message_model is MessageModel.CLUSTERING
+        if clustering:
+            # Every clustering consumer also takes its group's retries (R31).
+            retry = retry_topic(self.group)
+            self.subscriptions.setdefault(
+                retry, build_subscription_data(retry, SUB_ALL, int(time.time() * 1000))
+            )
+            self.offset_store = RemoteBrokerOffsetStore(self.group, _BrokerOffsets(self))
+        else:
+            self.offset_store = LocalFileOffsetStore(
+                self.instance.client_id,
+                self.group,
+                self.config.local_offset_store_dir or DEFAULT_LOCAL_OFFSET_STORE_DIR,
+            )
+        self.offset_store.load()
+        self._consume_service = (
+            OrderlyConsumeService(self, self._listener)
+            if self._orderly
+            else ConcurrentConsumeService(self, self._listener)
+        )
+        self.instance.register_consumer(self)
+        await self.instance.start()
+        for topic in list(self.subscriptions):
+            try:
+                await self.instance.update_topic_route(topic)
+            except Exception as exc:
+                log.info("no route for %s yet: %s", topic, exc)
+        await self.instance.send_heartbeat_to_all_brokers()
+        self._started = True
+        await self.do_rebalance()
+        self._tasks = [
+            asyncio.create_task(self._rebalance_loop()),
+            asyncio.create_task(
+                run_every(
+                    self.instance.config.persist_consumer_offset_interval_s,
+                    self.persist_offsets,
+                    "offset persistence",
+                )
+            ),
+            asyncio.create_task(
+                run_every(
+                    max(1.0, self.config.consume_timeout_s / 4),
+                    self.clean_expired_messages,
+                    "consume timeout cleaning",
+                )
+            ),
+        ]
+        if self._orderly and clustering:
+            self._tasks.append(
+                asyncio.create_task(
+                    run_every(self.config.lock_renew_interval_s, self.lock_all, "queue locks")
+                )
+            )
+
+    async def shutdown(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        for task in [*self._tasks, *self._pull_tasks.values()]:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._pull_tasks.values(), return_exceptions=True)
+        self._tasks.clear()
+        self._pull_tasks.clear()
+        if self._consume_service is not None:
+            await self._consume_service.shutdown()
+        await self.persist_offsets()
+        if self._orderly and self.config.message_model is MessageModel.CLUSTERING:
+            await self.unlock_all()
+        for pq in self.process_queues.values():
+            pq.dropped = True
+        await self.instance.unregister_consumer(self.group)
+        if self._own_instance:
+            await self.instance.shutdown()
+
+    # -- what the client instance asks ------------------------------------------------------
+
+    def consumer_data(self) -> ConsumerData:
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=ConsumeType.CONSUME_PASSIVELY,
+            message_model=self.config.message_model,
+            consume_from_where=self.config.consume_from_where,
+            subscription_data_set=[
+                SubscriptionDataBody(
+                    topic=s.topic,
+                    sub_string=s.sub_string,
+                    tags_set=set(s.tags_set),
+                    code_set=set(s.code_set),
+                    sub_version=s.sub_version,
+                    expression_type=s.expression_type,
+                )
+                for s in self.subscriptions.values()
+            ],
+        )
+
+    def subscribed_topics(self) -> set[str]:
+        return set(self.subscriptions)
+
+    def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
+        self.topic_queues[topic] = queues
+
+    def rebalance_now(self) -> None:
+        self._rebalance_wakeup.set()
+
+    # -- rebalance --------------------------------------------------------------------------
+
+    async def _rebalance_loop(self) -> None:
+        while True:
+            # A topic without a route yet (typically %RETRY%group, which the broker creates on
+            # this consumer's first heartbeat) is looked for again soon, not in 20 s.
+            missing = any(not self.topic_queues.get(t) for t in self.subscriptions)
+            interval = MISSING_ROUTE_RETRY_S if missing else self.config.rebalance_interval_s
+            try:
+                async with asyncio.timeout(interval):
+                    await self._rebalance_wakeup.wait()
+            except TimeoutError:
+                pass
+            self._rebalance_wakeup.clear()
+            try:
+                await self.do_rebalance()
+            except Exception:
+                log.exception("rebalance of %s failed", self.group)
+
+    async def do_rebalance(self) -> None:
+        """RebalanceImpl.doRebalance: for each subscribed topic, this consumer's share."""
+        wanted: set[MessageQueue] = set()
+        for topic in sorted(self.subscriptions):
+            wanted |= await self._allocate(topic)
+        await self._update_process_queues(wanted)
+
+    async def _allocate(self, topic: str) -> set[MessageQueue]:
+        queues = self.topic_queues.get(topic)
+        if not queues:
+            try:
+                await self.instance.update_topic_route(topic)
+            except Exception as exc:
+                log.debug("no route for %s yet: %s", topic, exc)
+                return set()
+            queues = self.topic_queues.get(topic)
+        if not queues:
+            return set()
+        if self.config.message_model is MessageModel.BROADCASTING:
+            return set(queues)
+        addr = self.instance.any_broker_addr_of(topic)
+        if addr is None:
+            return set()
+        try:
+            cids = await self.instance.api.get_consumer_id_list(
+                addr, self.group, self.instance.config.mq_client_api_timeout_s
+            )
+        except Exception as exc:
+            log.warning("consumer list of %s from %s failed: %s", self.group, addr, exc)
+            return {mq for mq in self.process_queues if mq.topic == topic}
+        if not cids:
+            return set()
+        return set(
+            self.config.allocate_strategy.allocate(
+                self.group, self.instance.client_id, sorted(queues), sorted(cids)
+            )
+        )
+
+    async def _update_process_queues(self, wanted: set[MessageQueue]) -> None:
+        for mq in [mq for mq in self.process_queues if mq not in wanted]:
+            await self._drop(mq)
+        clustering = self.config.message_model is MessageModel.CLUSTERING
+        for mq in sorted(wanted - set(self.process_queues)):
+            if self._orderly and clustering and not await self._lock(mq):
+                continue  # another consumer still holds it; next round
+            self.offset_store.remove_offset(mq)
+            offset = await self.compute_pull_from_where(mq)
+            if offset < 0:
+                log.warning("no start offset for %s yet", mq)
+                continue
+            pq = ProcessQueue()
+            if self._orderly and clustering:
+                pq.locked = True
+                pq.last_lock_timestamp = int(time.time() * 1000)
+            self.process_queues[mq] = pq
+            log.info("%s starts pulling %s from %d", self.group, mq, offset)
+            self._pull_tasks[mq] = asyncio.create_task(self._pull_loop(mq, pq, offset))
+
+    async def _drop(self, mq: MessageQueue) -> None:
+        pq = self.process_queues.pop(mq)
+        pq.dropped = True
+        task = self._pull_tasks.pop(mq, None)
+        if task is not None:
+            task.cancel()
+        await self.offset_store.persist(mq)
+        self.offset_store.remove_offset(mq)
+        if self._orderly and self.config.message_model is MessageModel.CLUSTERING:
+            await self._unlock(mq)
+
+    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
+        """RebalancePushImpl.computePullFromWhere: the committed offset, else where
+        consume_from_where says a new group starts. -1 when it cannot be known now."""
+        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
+        if last >= 0:
+            return last
+        if last != -1:
+            return -1
+        where = self.config.consume_from_where
+        api, timeout = self.instance.api, self.instance.config.mq_client_api_timeout_s
+        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        if mq.topic.startswith("%RETRY%"):
+            return 0
+        if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
+            return 0
+        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
+            stamp = self.config.consume_timestamp_ms
+            if stamp is None:
+                stamp = int(time.time() * 1000) - 30 * 60 * 1000
+            return await api.search_offset(addr, mq, stamp, timeout)
+        return await api.get_max_offset(addr, mq, timeout)
+
+    # -- pulling ----------------------------------------------------------------------------
+
+    async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
+        """One queue's pulls, each held by the broker until messages come (long polling)."""
+        subscription = self.subscriptions.get(mq.topic)
+        if subscription is None:
+            return
+        config = self.config
+        api = self.instance.api
+        clustering = config.message_model is MessageModel.CLUSTERING
+        while not pq.dropped:
+            reason = pq.pull_pause_reason(
+                threshold_count=config.pull_threshold_for_queue,
+                threshold_size_mib=config.pull_threshold_size_for_queue_mib,
+                max_span=config.consume_concurrently_max_span,
+                orderly=self._orderly,
+            )
+            if reason is not None:
+                await asyncio.sleep(PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S)
+                continue
+            commit_offset = 0
+            sys_flag = _FLAG_SUSPEND | _FLAG_SUBSCRIPTION
+            if clustering:
+                commit_offset = await self.offset_store.read_offset(
+                    mq, ReadOffsetType.READ_FROM_MEMORY
+                )
+                if commit_offset > 0:
+                    sys_flag |= _FLAG_COMMIT_OFFSET
+            header = PullMessageRequestHeader(
+                consumer_group=self.group,
+                topic=mq.topic,
+                queue_id=mq.queue_id,
+                queue_offset=offset,
+                max_msg_nums=config.pull_batch_size,
+                sys_flag=sys_flag,
+                commit_offset=max(commit_offset, 0),
+                suspend_timeout_millis=int(config.broker_suspend_max_time_s * 1000),
+                subscription=subscription.sub_string,
+                sub_version=subscription.sub_version,
+                expression_type=subscription.expression_type,
+            )
+            pq.last_pull_timestamp = int(time.time() * 1000)
+            try:
+                addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+                result = await api.pull_message(
+                    addr, header, subscription, config.broker_suspend_max_time_s + 15
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("pull of %s failed: %s", mq, exc)
+                await asyncio.sleep(PULL_TIME_DELAY_WHEN_EXCEPTION_S)
+                continue
+            if pq.dropped:
+                return
+            if result.pull_status is PullStatus.OFFSET_ILLEGAL:
+                log.warning(
+                    "%s: offset %d illegal, moving to %d", mq, offset, result.next_begin_offset
+                )
+                self.offset_store.update_offset(mq, result.next_begin_offset, False)
+                offset = result.next_begin_offset
+                continue
+            if result.pull_status is not PullStatus.FOUND or not result.messages:
+                if not pq.msg_count:
+                    # Nothing in flight: the queue's progress is the next offset.
+                    self.offset_store.update_offset(mq, result.next_begin_offset, True)
+                offset = result.next_begin_offset
+                continue
+            offset = result.next_begin_offset
+            pq.put_messages(result.messages)
+            assert self._consume_service is not None
+            self._consume_service.submit(result.messages, pq, mq)
+            if config.pull_interval_s > 0:
+                await asyncio.sleep(config.pull_interval_s)
+
+    # -- what the consume services need -----------------------------------------------------
+
+    async def send_message_back(self, msg: MessageExt, delay_level: int) -> bool:
+        """CONSUMER_SEND_MSG_BACK to the broker that stored ``msg``; False if that failed."""
+        broker_name = self._broker_of(msg)
+        try:
+            addr = (
+                await self.instance.find_broker_addr_or_fetch(broker_name, msg.topic)
+                if broker_name
+                else _address_of(msg)
+            )
+            await self.instance.api.consumer_send_message_back(
+                addr,
+                msg,
+                self.group,
+                delay_level,
+                self.config.effective_max_reconsume_times,
+                self.instance.config.mq_client_api_timeout_s,
+            )
+            return True
+        except Exception as exc:
+            log.warning("send back of %s failed: %s", msg.msg_id, exc)
+            return False
+
+    def _broker_of(self, msg: MessageExt) -> str:
+        for mq in self.process_queues:
+            if mq.topic in (msg.topic, retry_topic(self.group)) and mq.queue_id == msg.queue_id:
+                return mq.broker_name
+        return ""
+
+    def before_consume(
+        self, messages: Sequence[MessageExt], mq: MessageQueue
+    ) -> ConsumeMessageContext:
+        context = ConsumeMessageContext(self.group, mq, messages)
+        for hook in self.hooks:
+            hook.consume_message_before(context)
+        return context
+
+    def after_consume(self, context: ConsumeMessageContext, success: bool) -> None:
+        context.success = success
+        for hook in self.hooks:
+            hook.consume_message_after(context)
+
+    # -- periodic duties ---------------------------------------------------------------------
+
+    async def persist_offsets(self) -> None:
+        await self.offset_store.persist_all(set(self.process_queues))
+
+    async def clean_expired_messages(self) -> None:
+        """Messages held by the listener longer than consume_timeout are sent back and
+        removed, so one stuck message cannot hold the queue's offset for ever (R25)."""
+        if self._orderly:
+            return
+        now_ms = int(time.time() * 1000)
+        timeout_ms = int(self.config.consume_timeout_s * 1000)
+        for mq, pq in list(self.process_queues.items()):
+            for msg in pq.expired_messages(timeout_ms, now_ms):
+                if await self.send_message_back(msg, 3):
+                    offset = pq.remove_messages([msg])
+                    if offset >= 0:
+                        self.offset_store.update_offset(mq, offset, True)
+
+    async def lock_all(self) -> None:
+        """Renew the locks of every owned queue; queues the broker refuses stop consuming."""
+        by_broker: dict[str, set[MessageQueue]] = {}
+        for mq in self.process_queues:
+            by_broker.setdefault(mq.broker_name, set()).add(mq)
+        now = int(time.time() * 1000)
+        for broker_name, mqs in by_broker.items():
+            locked = await self._lock_batch(broker_name, mqs)
+            for mq in mqs:
+                pq = self.process_queues.get(mq)
+                if pq is None:
+                    continue
+                pq.locked = mq in locked
+                if pq.locked:
+                    pq.last_lock_timestamp = now
+                    assert self._consume_service is not None
+                    self._consume_service.submit([], pq, mq)
+
+    async def _lock(self, mq: MessageQueue) -> bool:
+        return mq in await self._lock_batch(mq.broker_name, {mq})
+
+    async def _lock_batch(self, broker_name: str, mqs: set[MessageQueue]) -> set[MessageQueue]:
+        topic = next(iter(mqs)).topic
+        try:
+            addr = await self.instance.find_broker_addr_or_fetch(broker_name, topic)
+            body = LockBatchRequestBody(
+                consumer_group=self.group, client_id=self.instance.client_id, mq_set=set(mqs)
+            )
+            return await self.instance.api.lock_batch_mq(
+                addr, body, self.instance.config.mq_client_api_timeout_s
+            )
+        except Exception as exc:
+            log.warning("lock of %d queue(s) at %s failed: %s", len(mqs), broker_name, exc)
+            return set()
+
+    async def _unlock(self, mq: MessageQueue) -> None:
+        await self._unlock_batch(mq.broker_name, {mq})
+
+    async def unlock_all(self) -> None:
+        by_broker: dict[str, set[MessageQueue]] = {}
+        for mq in self.process_queues:
+            by_broker.setdefault(mq.broker_name, set()).add(mq)
+        for broker_name, mqs in by_broker.items():
+            await self._unlock_batch(broker_name, mqs)
+
+    async def _unlock_batch(self, broker_name: str, mqs: set[MessageQueue]) -> None:
+        addr = self.instance.find_broker_addr(broker_name)
+        if addr is None:
+            return
+        body = UnlockBatchRequestBody(
+            consumer_group=self.group, client_id=self.instance.client_id, mq_set=set(mqs)
+        )
+        try:
+            await self.instance.api.unlock_batch_mq(
+                addr, body, self.instance.config.mq_client_api_timeout_s, oneway=True
+            )
+        except Exception as exc:
+            log.info("unlock at %s failed: %s", broker_name, exc)
+
+
+def _address_of(msg: MessageExt) -> str:
+    host, port = msg.store_host[0], msg.store_host[1]
+    return f"{host}:{port}"
+
+
+class _BrokerOffsets:
+    """The remote offset store's backend: QUERY/UPDATE_CONSUMER_OFFSET at the queue's broker."""
+
+    def __init__(self, consumer: PushConsumer) -> None:
+        self._instance = consumer.instance
+
+    async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
+        instance = self._instance
+        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        try:
+            return await instance.api.query_consumer_offset(
+                addr, group, mq, instance.config.mq_client_api_timeout_s
+            )
+        except mq_client_api.OffsetNotFoundError as exc:
+            raise OffsetNotFoundError(str(exc)) from exc
+
+    async def update_consumer_offset(
+        self, group: str, mq: MessageQueue, offset: int, oneway: bool
+    ) -> None:
+        instance = self._instance
+        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        await instance.api.update_consumer_offset(
+            addr, group, mq, offset, instance.config.mq_client_api_timeout_s, oneway=oneway
+        )
