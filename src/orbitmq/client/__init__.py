@@ -1,5 +1,7 @@
 """The OrbitMQ client: producer, consumers, admin."""
 
+from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.admin_client import AdminClient, ConsumerProgress, QueueProgress, QueueStatus
 from orbitmq.client.allocate_strategy import (
     AllocateMachineRoomNearby,
     AllocateMessageQueueAveragely,
@@ -62,6 +64,7 @@ __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
     "DEFAULT_NOT_AVAILABLE_DURATION_MS",
     "ISOLATION_LATENCY_MS",
+    "AdminClient",
     "AllocateMachineRoomNearby",
     "AllocateMessageQueueAveragely",
     "AllocateMessageQueueAveragelyByCircle",
@@ -76,11 +79,13 @@ __all__ = [
     "ConsumeMessageContext",
     "ConsumeMessageHook",
     "ConsumeResult",
+    "ConsumerProgress",
     "FaultItem",
     "HashFunction",
     "LatencyFaultTolerance",
     "Listener",
     "LocalFileOffsetStore",
+    "MQAdminAPI",
     "MQBrokerError",
     "MQClientAPI",
     "MQClientError",
@@ -99,6 +104,8 @@ __all__ = [
     "PullStatus",
     "PushConsumer",
     "PushConsumerConfig",
+    "QueueProgress",
+    "QueueStatus",
     "ReadOffsetType",
     "RemoteBrokerOffsetStore",
     "SendContext",

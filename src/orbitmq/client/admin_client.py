@@ -1,0 +1,535 @@
+"""``AdminClient``: RocketMQ's admin operations (``DefaultMQAdminExt``, what ``mqadmin`` runs)
+over the OrbitMQ client.
+
+``async with AdminClient(namesrv_addr=...) as admin: await admin.create_topic("T")``.
+Topics (create, delete, list, route, status), a group's consume progress, offset resets by
+time and message lookups (by offset id, key or unique id).
+
+Where a broker does not serve a statistics or reset request (it answers
+REQUEST_CODE_NOT_SUPPORTED, as OrbitMQ's broker does for 202, 208 and 222 today), the answer
+is composed from per-queue requests it does serve, with the same meaning as RocketMQ's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Final, TypeVar
+
+from orbitmq.client.admin_api import NAMESPACE_ORDER_TOPIC_CONFIG, MQAdminAPI
+from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.pull_result import PullStatus
+from orbitmq.common import MessageExt, MessageFormatError, MessageQueue, decode_message_id
+from orbitmq.common.topic import retry_topic, topic_problem
+from orbitmq.protocol import (
+    EXPRESSION_TYPE_TAG,
+    MASTER_ID,
+    SUB_ALL,
+    ClusterInfo,
+    ConsumeStats,
+    OffsetWrapper,
+    ResponseCode,
+    TopicOffset,
+    TopicRouteData,
+)
+from orbitmq.protocol.header import CreateTopicRequestHeader, PullMessageRequestHeader
+from orbitmq.remoting import RemotingError
+
+#: RocketMQ's mqadmin updateTopic defaults: 8 queues, read and write.
+DEFAULT_QUEUE_NUMS: Final = 8
+DEFAULT_PERM: Final = 6
+#: How long create_topic waits for the name servers to show the new route.
+ROUTE_WAIT_S: Final = 5.0
+_ROUTE_POLL_S: Final = 0.05
+#: The group RocketMQ's tools pull with (MixAll.TOOLS_CONSUMER_GROUP).
+TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
+#: PullSysFlag: the subscription travels in the request.
+_PULL_FLAG_SUBSCRIPTION: Final = 0x1 << 2
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    """One queue of a topic (mqadmin topicStatus): its offset range and the store time of
+    its last message (0 when empty)."""
+
+    queue: MessageQueue
+    min_offset: int
+    max_offset: int
+    last_update_timestamp_ms: int
+
+    @property
+    def broker_name(self) -> str:
+        return self.queue.broker_name
+
+    @property
+    def queue_id(self) -> int:
+        return self.queue.queue_id
+
+
+@dataclass(frozen=True, slots=True)
+class QueueProgress:
+    """A group on one queue (mqadmin consumerProgress): the queue's max offset, the group's
+    committed offset, and the store time of the last message it consumed (0 when none)."""
+
+    queue: MessageQueue
+    broker_offset: int
+    consumer_offset: int
+    last_timestamp_ms: int
+
+    @property
+    def lag(self) -> int:
+        return self.broker_offset - self.consumer_offset
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerProgress:
+    """A group's progress on every queue asked about, in (topic, broker, queue id) order."""
+
+    group: str
+    queues: tuple[QueueProgress, ...]
+    consume_tps: float = 0.0
+
+    @property
+    def total_lag(self) -> int:
+        return sum(q.lag for q in self.queues)
+
+
+class AdminClient:
+    """Owns an ``MQClientInstance`` (connections, route cache) and the ``MQAdminAPI`` on its
+    remoting client. Use from one event loop; calls may run concurrently on it."""
+
+    def __init__(
+        self, *, namesrv_addr: str | None = None, client_config: ClientConfig | None = None
+    ) -> None:
+        config = client_config or ClientConfig()
+        if namesrv_addr is not None:
+            config.namesrv_addr = namesrv_addr
+        self.config = config
+        self.instance = MQClientInstance(config)
+        self.api = MQAdminAPI(self.instance.remoting)
+        self._started = False
+
+    async def __aenter__(self) -> AdminClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    async def start(self) -> None:
+        await self.instance.start()
+        self._started = True
+
+    async def shutdown(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        await self.instance.shutdown()
+
+    @property
+    def _timeout_s(self) -> float:
+        return self.config.mq_client_api_timeout_s
+
+    def _check_started(self) -> None:
+        if not self._started:
+            raise MQClientError("the admin client is not started; use start() or async with")
+
+    async def _any_namesrv(self, call: Callable[[str], Awaitable[_T]]) -> _T:
+        """The first name server's answer; a server that cannot be reached passes the call
+        on to the next (any one of them knows the whole cluster)."""
+        errors: list[str] = []
+        for addr in self.config.namesrv_addresses:
+            try:
+                return await call(addr)
+            except RemotingError as exc:
+                errors.append(f"{addr}: {exc}")
+        raise MQClientError(f"no name server answered: {'; '.join(errors) or 'none set'}")
+
+    # -- cluster and routes ---------------------------------------------------------------
+
+    async def cluster_info(self) -> ClusterInfo:
+        """Every broker group by name and the broker names of each cluster."""
+        self._check_started()
+        return await self._any_namesrv(
+            lambda a: self.api.get_broker_cluster_info(a, self._timeout_s)
+        )
+
+    async def master_addrs(self, cluster: str | None = None) -> dict[str, str]:
+        """Broker name → master address, of ``cluster`` or of every cluster."""
+        info = await self.cluster_info()
+        names: Iterable[str] = info.broker_addr_table
+        if cluster is not None:
+            if cluster not in info.cluster_addr_table:
+                known = ", ".join(sorted(info.cluster_addr_table)) or "none"
+                raise MQClientError(f"cluster {cluster!r} is not known (clusters: {known})")
+            names = info.cluster_addr_table[cluster]
+        masters: dict[str, str] = {}
+        for name in sorted(names):
+            data = info.broker_addr_table.get(name)
+            addr = data.broker_addrs.get(MASTER_ID) if data is not None else None
+            if addr is not None:
+                masters[name] = addr
+        return masters
+
+    async def topic_route(self, topic: str) -> TopicRouteData:
+        """The name servers' route of ``topic``; NoRouteError names an unknown topic."""
+        self._check_started()
+        return await self.instance.update_topic_route(topic)
+
+    async def _route_masters(self, topic: str) -> dict[str, str]:
+        """Broker name → master address of the brokers serving ``topic``."""
+        route = await self.topic_route(topic)
+        return {
+            b.broker_name: b.broker_addrs[MASTER_ID]
+            for b in sorted(route.broker_datas, key=lambda b: b.broker_name)
+            if MASTER_ID in b.broker_addrs
+        }
+
+    async def list_topics(self) -> list[str]:
+        """Every topic the name servers know, sorted (system topics included, as mqadmin
+        topicList shows them)."""
+        self._check_started()
+        return await self._any_namesrv(lambda a: self.api.get_topic_list(a, self._timeout_s))
+
+    # -- topics ---------------------------------------------------------------------------
+
+    async def create_topic(
+        self,
+        topic: str,
+        *,
+        queue_nums: int = DEFAULT_QUEUE_NUMS,
+        perm: int = DEFAULT_PERM,
+        order: bool = False,
+        cluster: str | None = None,
+    ) -> dict[str, str]:
+        """Create (or update) ``topic`` on every master of ``cluster`` (of every cluster when
+        None) and wait until the name servers route it there with ``queue_nums`` queues.
+        Returns the brokers it went to (name → address). ``order`` also records the queue
+        layout as the name servers' order config, as mqadmin updateTopic -o true does."""
+        self._check_started()
+        problem = topic_problem(topic)
+        if problem is not None:
+            raise MQClientError(f"topic: {problem}")
+        if not 1 <= queue_nums <= 1024:
+            raise MQClientError(f"queue_nums: {queue_nums} is not between 1 and 1024")
+        masters = await self.master_addrs(cluster)
+        if not masters:
+            raise MQClientError(f"no master broker in {cluster or 'any cluster'}")
+        header = CreateTopicRequestHeader(
+            topic=topic,
+            default_topic="TBW102",
+            read_queue_nums=queue_nums,
+            write_queue_nums=queue_nums,
+            perm=perm,
+            topic_filter_type="SINGLE_TAG",
+            topic_sys_flag=0,
+            order=order,
+        )
+        for addr in masters.values():
+            await self.api.create_topic(addr, header, self._timeout_s)
+        if order:
+            layout = ";".join(f"{name}:{queue_nums}" for name in masters)
+            for namesrv in self.config.namesrv_addresses:
+                await self.api.put_kv_config(
+                    namesrv, NAMESPACE_ORDER_TOPIC_CONFIG, topic, layout, self._timeout_s
+                )
+        await self._wait_for_route(topic, set(masters), queue_nums)
+        return masters
+
+    async def _wait_for_route(self, topic: str, brokers: set[str], queue_nums: int) -> None:
+        # A broker re-registers with the name servers as soon as a topic changes, but in the
+        # background: a client told "created" must also find the route, so wait for it.
+        seen: dict[str, int] = {}
+        try:
+            async with asyncio.timeout(ROUTE_WAIT_S):
+                while True:
+                    try:
+                        route = await self.topic_route(topic)
+                        seen = {q.broker_name: q.write_queue_nums for q in route.queue_datas}
+                        if all(seen.get(b) == queue_nums for b in brokers):
+                            return
+                    except NoRouteError:
+                        pass
+                    await asyncio.sleep(_ROUTE_POLL_S)
+        except TimeoutError:
+            raise MQClientError(
+                f"topic {topic} was created on {sorted(brokers)} but after {ROUTE_WAIT_S} s the"
+                f" name servers route it as {seen or 'unknown'}"
+            ) from None
+
+    async def delete_topic(self, topic: str, cluster: str | None = None) -> None:
+        """Delete ``topic`` on every master (of ``cluster``), then in every name server, and
+        its order config: mqadmin deleteTopic's order, so no broker registers it again."""
+        self._check_started()
+        for addr in (await self.master_addrs(cluster)).values():
+            await self.api.delete_topic_in_broker(addr, topic, self._timeout_s)
+        for namesrv in self.config.namesrv_addresses:
+            await self.api.delete_topic_in_namesrv(namesrv, topic, self._timeout_s)
+            await self.api.delete_kv_config(
+                namesrv, NAMESPACE_ORDER_TOPIC_CONFIG, topic, self._timeout_s
+            )
+        self.instance.routes.pop(topic, None)
+        self.instance.publish_info.pop(topic, None)
+
+    async def topic_status(self, topic: str) -> list[QueueStatus]:
+        """Every queue of ``topic`` on every master: offsets and last store time."""
+        self._check_started()
+        status: list[QueueStatus] = []
+        for name, addr in (await self._route_masters(topic)).items():
+            try:
+                table = (
+                    await self.api.get_topic_stats_info(addr, topic, self._timeout_s)
+                ).offset_table
+            except MQBrokerError as exc:
+                if exc.code != ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+                    raise
+                table = await self._topic_stats_from_queues(addr, name, topic)
+            status.extend(
+                QueueStatus(mq, o.min_offset, o.max_offset, o.last_update_timestamp)
+                for mq, o in table.items()
+            )
+        return sorted(status, key=lambda s: (s.broker_name, s.queue_id))
+
+    async def _topic_stats_from_queues(
+        self, addr: str, broker_name: str, topic: str
+    ) -> dict[MessageQueue, TopicOffset]:
+        """GET_TOPIC_STATS_INFO composed as the broker computes it: min and max offset of
+        each queue, and the store time of the message at max - 1."""
+        route = self.instance.routes[topic]
+        counts = [q.read_queue_nums for q in route.queue_datas if q.broker_name == broker_name]
+        table: dict[MessageQueue, TopicOffset] = {}
+        for queue_id in range(max(counts, default=0)):
+            mq = MessageQueue(topic, broker_name, queue_id)
+            low = await self.api.get_min_offset(addr, mq, self._timeout_s)
+            high = await self.api.get_max_offset(addr, mq, self._timeout_s)
+            last = await self._store_time_at(addr, mq, high - 1) if high > low else 0
+            table[mq] = TopicOffset(low, high, last)
+        return table
+
+    async def _store_time_at(self, addr: str, mq: MessageQueue, offset: int) -> int:
+        """The store time of the message at a queue offset, 0 when it is not there. Read by
+        pulling one message as RocketMQ's tools do (group TOOLS_CONSUMER)."""
+        header = PullMessageRequestHeader(
+            consumer_group=TOOLS_CONSUMER_GROUP,
+            topic=mq.topic,
+            queue_id=mq.queue_id,
+            queue_offset=offset,
+            max_msg_nums=1,
+            sys_flag=_PULL_FLAG_SUBSCRIPTION,
+            commit_offset=0,
+            suspend_timeout_millis=0,
+            subscription=SUB_ALL,
+            sub_version=0,
+            expression_type=EXPRESSION_TYPE_TAG,
+            broker_name=mq.broker_name,
+        )
+        try:
+            result = await self.api.pull_message(addr, header, None, self._timeout_s)
+        except MQBrokerError:
+            return 0  # e.g. the broker refuses to auto-create the tools group
+        if result.pull_status is not PullStatus.FOUND or not result.messages:
+            return 0
+        return result.messages[0].store_timestamp
+
+    # -- consumer groups ------------------------------------------------------------------
+
+    async def consumer_progress(self, group: str, topic: str | None = None) -> ConsumerProgress:
+        """``group``'s progress in ``topic`` (every topic it has offsets in, when None) and in
+        its ``%RETRY%`` topic, on every broker serving them (mqadmin consumerProgress)."""
+        self._check_started()
+        retry = retry_topic(group)
+        masters: dict[str, str] = {}
+        try:
+            masters |= await self._route_masters(retry)
+        except NoRouteError:
+            if topic is None:
+                raise MQClientError(
+                    f"consumer group {group!r} not found: no route of its topic {retry}"
+                    " (it never subscribed); name a topic to see its offsets there"
+                ) from None
+        topics: list[str | None] = [topic]
+        if topic is not None and topic != retry:
+            topics.append(retry)
+        if topic is not None:
+            masters |= await self._route_masters(topic)  # NoRouteError: unknown topic
+        queues: dict[MessageQueue, OffsetWrapper] = {}
+        tps = 0.0
+        for name, addr in sorted(masters.items()):
+            stats = await self._consume_stats(addr, name, group, topics)
+            queues |= stats.offset_table
+            tps += stats.consume_tps
+        if not queues:
+            raise MQClientError(
+                f"no consume stats of group {group!r}: its offset table is empty, maybe it"
+                " consumed nothing yet"
+            )
+        progress = (
+            QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp)
+            for mq, w in queues.items()
+        )
+        ordered = sorted(
+            progress, key=lambda p: (p.queue.topic, p.queue.broker_name, p.queue.queue_id)
+        )
+        return ConsumerProgress(group, tuple(ordered), tps)
+
+    async def _consume_stats(
+        self, addr: str, broker_name: str, group: str, topics: list[str | None]
+    ) -> ConsumeStats:
+        merged = ConsumeStats()
+        for topic in topics:
+            try:
+                stats = await self.api.get_consume_stats(addr, group, topic, self._timeout_s)
+            except MQBrokerError as exc:
+                if exc.code != ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+                    raise
+                if topic is None:
+                    raise MQClientError(
+                        f"broker {broker_name} ({addr}) does not serve GET_CONSUME_STATS, so"
+                        " the topics of a group cannot be listed; name the topic"
+                    ) from None
+                stats = await self._consume_stats_from_queues(addr, broker_name, group, topic)
+            merged.offset_table |= stats.offset_table
+            merged.consume_tps += stats.consume_tps
+        return merged
+
+    async def _consume_stats_from_queues(
+        self, addr: str, broker_name: str, group: str, topic: str
+    ) -> ConsumeStats:
+        """GET_CONSUME_STATS composed as RocketMQ 4.9's broker computes it: per queue the max
+        offset, the committed offset (0 when none) and the store time of the message before
+        the committed offset."""
+        route = self.instance.routes.get(topic)
+        counts = [
+            q.read_queue_nums
+            for q in (route.queue_datas if route is not None else [])
+            if q.broker_name == broker_name
+        ]
+        stats = ConsumeStats()
+        for queue_id in range(max(counts, default=0)):
+            mq = MessageQueue(topic, broker_name, queue_id)
+            high = await self.api.get_max_offset(addr, mq, self._timeout_s)
+            try:
+                committed = await self.api.query_consumer_offset(addr, group, mq, self._timeout_s)
+            except MQBrokerError as exc:
+                if exc.code != ResponseCode.QUERY_NOT_FOUND:
+                    raise
+                committed = 0
+            last = await self._store_time_at(addr, mq, committed - 1) if committed > 0 else 0
+            stats.offset_table[mq] = OffsetWrapper(high, committed, last)
+        return stats
+
+    async def reset_offset_by_timestamp(
+        self, group: str, topic: str, timestamp_ms: int
+    ) -> dict[MessageQueue, int]:
+        """Move ``group``'s committed offsets in ``topic``, backwards or forwards, to the first
+        message stored at or after ``timestamp_ms`` (the max offset when all are older), on
+        every broker (mqadmin resetOffsetByTime, forced). Returns each queue's new offset.
+
+        Brokers serving INVOKE_BROKER_TO_RESET_OFFSET also tell the group's online clients.
+        Otherwise (and when no client is online, as RocketMQ's tool does) the offsets are
+        committed queue by queue: running consumers then keep their own position and commit
+        over it, so stop them first."""
+        self._check_started()
+        offsets: dict[MessageQueue, int] = {}
+        for name, addr in (await self._route_masters(topic)).items():
+            try:
+                table = await self.api.invoke_broker_to_reset_offset(
+                    addr, topic, group, timestamp_ms, self._timeout_s
+                )
+            except MQBrokerError as exc:
+                if exc.code not in (
+                    ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+                    ResponseCode.CONSUMER_NOT_ONLINE,
+                ):
+                    raise
+                table = await self._reset_queue_by_queue(addr, name, group, topic, timestamp_ms)
+            offsets |= table
+        return offsets
+
+    async def _reset_queue_by_queue(
+        self, addr: str, broker_name: str, group: str, topic: str, timestamp_ms: int
+    ) -> dict[MessageQueue, int]:
+        route = self.instance.routes[topic]
+        counts = [q.read_queue_nums for q in route.queue_datas if q.broker_name == broker_name]
+        table: dict[MessageQueue, int] = {}
+        for queue_id in range(max(counts, default=0)):
+            mq = MessageQueue(topic, broker_name, queue_id)
+            offset = await self.api.search_offset(addr, mq, timestamp_ms, self._timeout_s)
+            await self.api.update_consumer_offset(addr, group, mq, offset, self._timeout_s)
+            table[mq] = offset
+        return table
+
+    # -- messages -------------------------------------------------------------------------
+
+    async def view_message(self, msg_id: str, topic: str | None = None) -> MessageExt:
+        """The message with offset message id ``msg_id``, read from the broker it names.
+        With ``topic``, ``msg_id`` may also be a unique id (what a producer's send returns as
+        msg_id): when it names no known broker, or that broker has no such message, it is
+        looked up by unique id (RocketMQ's viewMessage(topic, msgId))."""
+        self._check_started()
+        try:
+            (host, port), offset = decode_message_id(msg_id)
+        except MessageFormatError as exc:
+            if topic is None:
+                raise MQClientError(f"msg_id: {exc}") from None
+            return await self.query_message_by_unique_id(topic, msg_id)
+        addr = f"{host}:{port}"
+        if topic is not None:
+            # A unique id decodes too, to an address nobody listens on: do not wait for a
+            # connect timeout when the address is none of the cluster's brokers.
+            known = {
+                a
+                for b in (await self.cluster_info()).broker_addr_table.values()
+                for a in b.broker_addrs.values()
+            }
+            if addr not in known:
+                return await self.query_message_by_unique_id(topic, msg_id)
+        try:
+            return await self.api.view_message(addr, offset, self._timeout_s)
+        except (MQBrokerError, RemotingError, ValueError) as exc:
+            if topic is not None:
+                return await self.query_message_by_unique_id(topic, msg_id)
+            raise MQClientError(f"no message {msg_id} at {addr}: {exc}") from exc
+
+    async def query_messages_by_key(
+        self,
+        topic: str,
+        key: str,
+        max_num: int = 32,
+        begin_ms: int = 0,
+        end_ms: int | None = None,
+    ) -> list[MessageExt]:
+        """Messages of ``topic`` with ``key`` among their keys, stored in [begin_ms, end_ms]
+        (end: now), from every broker of the topic, oldest first, at most ``max_num``."""
+        self._check_started()
+        found = await self._query(topic, key, max_num, begin_ms, end_ms)
+        # The index stores hashes: keep only real matches, as RocketMQ's client does.
+        return [m for m in found if key in m.keys][:max_num]
+
+    async def query_message_by_unique_id(self, topic: str, uniq_id: str) -> MessageExt:
+        """The message a producer sent with unique id ``uniq_id`` (its SendResult.msg_id); the
+        first stored when a retry stored it twice."""
+        self._check_started()
+        found = [
+            m for m in await self._query(topic, uniq_id, 32, 0, None) if m.unique_key == uniq_id
+        ]
+        if not found:
+            raise MQClientError(f"no message with unique id {uniq_id} in topic {topic}")
+        return found[0]
+
+    async def _query(
+        self, topic: str, key: str, max_num: int, begin_ms: int, end_ms: int | None
+    ) -> list[MessageExt]:
+        end = time.time_ns() // 1_000_000 if end_ms is None else end_ms
+        found: dict[str, MessageExt] = {}
+        for addr in (await self._route_masters(topic)).values():
+            for m in await self.api.query_message(
+                addr, topic, key, max_num, begin_ms, end, self._timeout_s
+            ):
+                found[m.msg_id] = m
+        return sorted(found.values(), key=lambda m: (m.store_timestamp, m.msg_id))
