@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import pytest
 
-from orbitmq.client import MQClientError, NoRouteError, Producer, SendResult
+from orbitmq.client import (
+    ConsumeContext,
+    MQClientError,
+    NoRouteError,
+    Producer,
+    PushConsumer,
+    SendResult,
+)
 from orbitmq.client.admin_client import AdminClient
 from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.common.topic import retry_topic
@@ -149,7 +156,12 @@ async def test_consumer_progress_shows_lag_per_queue_and_the_retry_topic(
         consume_type=ConsumeType.CONSUME_PASSIVELY,
         message_model=MessageModel.CLUSTERING,
         consume_from_where=ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
-        subscription_data_set=[SubscriptionData(topic="ProgressTopic", sub_string="*")],
+        # A clustering consumer subscribes to its retry topic too; the broker reports only
+        # topics an online group subscribes to.
+        subscription_data_set=[
+            SubscriptionData(topic="ProgressTopic", sub_string="*"),
+            SubscriptionData(topic=retry_topic("progress_cg"), sub_string="*"),
+        ],
     )
     await admin.api.send_heartbeat(
         addr, HeartbeatData(client_id="admin-test", consumer_data_set=[consumer]), 3.0
@@ -277,3 +289,35 @@ async def test_view_by_offset_id_and_query_by_key_and_unique_id(
         await admin.view_message("not-an-id")
     with pytest.raises(NoRouteError):
         await admin.query_messages_by_key("Missing", "k1")
+
+
+async def test_reset_reaches_a_running_consumer_which_consumes_again(
+    cluster: InProcessCluster, admin: AdminClient
+) -> None:
+    # INVOKE_BROKER_TO_RESET_OFFSET with the group online: the broker tells the consumer
+    # (RESET_CONSUMER_CLIENT_OFFSET), which starts its queues again from the new offsets.
+    await admin.create_topic("ReplayTopic", queue_nums=2)
+    first = await send_to_queues(cluster, "ReplayTopic", [0, 1])
+    await dispatched(admin, "ReplayTopic", first)
+    seen: list[bytes] = []
+
+    async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        seen.extend(m.body for m in messages)
+
+    consumer = PushConsumer("replay_cg", namesrv_addr=cluster.namesrv_addr)
+    consumer.subscribe("ReplayTopic")
+    consumer.register_listener(on_messages)
+    await consumer.start()
+    try:
+        await eventually(lambda: _true_when(len(seen) >= 2))
+        await consumer.persist_offsets()
+        moved = await admin.reset_offset_by_timestamp("replay_cg", "ReplayTopic", 0)
+        assert set(moved.values()) == {0}
+        await eventually(lambda: _true_when(len(seen) >= 4))
+    finally:
+        await consumer.shutdown()
+    assert sorted(seen) == sorted([m.body for m in await stored_messages(admin, first)] * 2)
+
+
+async def _true_when(condition: bool) -> bool | None:
+    return condition or None

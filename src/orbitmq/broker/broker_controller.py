@@ -10,6 +10,7 @@ import logging
 from types import TracebackType
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
+from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
@@ -162,6 +163,14 @@ class BrokerController:
             on_topic_changed=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
         )
         admin = self.admin_broker_processor
+        stats = AdminStatsProcessor(
+            broker_config.broker_name,
+            self.message_store,
+            self.topic_config_manager,
+            self.consumer_offset_manager,
+            self.consumer_manager,
+            self.subscription_group_manager,
+        )
         admin_executor = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
         # The routing table, in one place (RocketMQ's registerProcessor).
         self.registrations: list[tuple[int, RequestProcessor, RequestExecutor]] = [
@@ -187,6 +196,10 @@ class BrokerController:
             (RequestCode.GET_ALL_TOPIC_CONFIG, admin, admin_executor),
             (RequestCode.LOCK_BATCH_MQ, admin, admin_executor),
             (RequestCode.UNLOCK_BATCH_MQ, admin, admin_executor),
+            (RequestCode.GET_TOPIC_STATS_INFO, stats, admin_executor),
+            (RequestCode.GET_CONSUME_STATS, stats, admin_executor),
+            (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats, admin_executor),
+            (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats, admin_executor),
         ]
         for code, processor, executor in self.registrations:
             self.remoting_server.register_processor(code, processor, executor)

@@ -5,9 +5,8 @@ over the OrbitMQ client.
 Topics (create, delete, list, route, status), a group's consume progress, offset resets by
 time and message lookups (by offset id, key or unique id).
 
-Where a broker does not serve a statistics or reset request (it answers
-REQUEST_CODE_NOT_SUPPORTED, as OrbitMQ's broker does for 202, 208 and 222 today), the answer
-is composed from per-queue requests it does serve, with the same meaning as RocketMQ's.
+Statistics come from GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208); resets go
+through INVOKE_BROKER_TO_RESET_OFFSET (222), which also tells the group's online consumers.
 """
 
 from __future__ import annotations
@@ -21,21 +20,17 @@ from typing import Final, TypeVar
 from orbitmq.client.admin_api import NAMESPACE_ORDER_TOPIC_CONFIG, MQAdminAPI
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
-from orbitmq.client.pull_result import PullStatus
 from orbitmq.common import MessageExt, MessageFormatError, MessageQueue, decode_message_id
 from orbitmq.common.topic import retry_topic, topic_problem
 from orbitmq.protocol import (
-    EXPRESSION_TYPE_TAG,
     MASTER_ID,
-    SUB_ALL,
     ClusterInfo,
     ConsumeStats,
     OffsetWrapper,
     ResponseCode,
-    TopicOffset,
     TopicRouteData,
 )
-from orbitmq.protocol.header import CreateTopicRequestHeader, PullMessageRequestHeader
+from orbitmq.protocol.header import CreateTopicRequestHeader
 from orbitmq.remoting import RemotingError
 
 #: RocketMQ's mqadmin updateTopic defaults: 8 queues, read and write.
@@ -44,10 +39,7 @@ DEFAULT_PERM: Final = 6
 #: How long create_topic waits for the name servers to show the new route.
 ROUTE_WAIT_S: Final = 5.0
 _ROUTE_POLL_S: Final = 0.05
-#: The group RocketMQ's tools pull with (MixAll.TOOLS_CONSUMER_GROUP).
-TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
-#: PullSysFlag: the subscription travels in the request.
-_PULL_FLAG_SUBSCRIPTION: Final = 0x1 << 2
+
 
 _T = TypeVar("_T")
 
@@ -280,61 +272,13 @@ class AdminClient:
         """Every queue of ``topic`` on every master: offsets and last store time."""
         self._check_started()
         status: list[QueueStatus] = []
-        for name, addr in (await self._route_masters(topic)).items():
-            try:
-                table = (
-                    await self.api.get_topic_stats_info(addr, topic, self._timeout_s)
-                ).offset_table
-            except MQBrokerError as exc:
-                if exc.code != ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
-                    raise
-                table = await self._topic_stats_from_queues(addr, name, topic)
+        for addr in (await self._route_masters(topic)).values():
+            table = (await self.api.get_topic_stats_info(addr, topic, self._timeout_s)).offset_table
             status.extend(
                 QueueStatus(mq, o.min_offset, o.max_offset, o.last_update_timestamp)
                 for mq, o in table.items()
             )
         return sorted(status, key=lambda s: (s.broker_name, s.queue_id))
-
-    async def _topic_stats_from_queues(
-        self, addr: str, broker_name: str, topic: str
-    ) -> dict[MessageQueue, TopicOffset]:
-        """GET_TOPIC_STATS_INFO composed as the broker computes it: min and max offset of
-        each queue, and the store time of the message at max - 1."""
-        route = self.instance.routes[topic]
-        counts = [q.read_queue_nums for q in route.queue_datas if q.broker_name == broker_name]
-        table: dict[MessageQueue, TopicOffset] = {}
-        for queue_id in range(max(counts, default=0)):
-            mq = MessageQueue(topic, broker_name, queue_id)
-            low = await self.api.get_min_offset(addr, mq, self._timeout_s)
-            high = await self.api.get_max_offset(addr, mq, self._timeout_s)
-            last = await self._store_time_at(addr, mq, high - 1) if high > low else 0
-            table[mq] = TopicOffset(low, high, last)
-        return table
-
-    async def _store_time_at(self, addr: str, mq: MessageQueue, offset: int) -> int:
-        """The store time of the message at a queue offset, 0 when it is not there. Read by
-        pulling one message as RocketMQ's tools do (group TOOLS_CONSUMER)."""
-        header = PullMessageRequestHeader(
-            consumer_group=TOOLS_CONSUMER_GROUP,
-            topic=mq.topic,
-            queue_id=mq.queue_id,
-            queue_offset=offset,
-            max_msg_nums=1,
-            sys_flag=_PULL_FLAG_SUBSCRIPTION,
-            commit_offset=0,
-            suspend_timeout_millis=0,
-            subscription=SUB_ALL,
-            sub_version=0,
-            expression_type=EXPRESSION_TYPE_TAG,
-            broker_name=mq.broker_name,
-        )
-        try:
-            result = await self.api.pull_message(addr, header, None, self._timeout_s)
-        except MQBrokerError:
-            return 0  # e.g. the broker refuses to auto-create the tools group
-        if result.pull_status is not PullStatus.FOUND or not result.messages:
-            return 0
-        return result.messages[0].store_timestamp
 
     # -- consumer groups ------------------------------------------------------------------
 
@@ -382,46 +326,10 @@ class AdminClient:
     ) -> ConsumeStats:
         merged = ConsumeStats()
         for topic in topics:
-            try:
-                stats = await self.api.get_consume_stats(addr, group, topic, self._timeout_s)
-            except MQBrokerError as exc:
-                if exc.code != ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
-                    raise
-                if topic is None:
-                    raise MQClientError(
-                        f"broker {broker_name} ({addr}) does not serve GET_CONSUME_STATS, so"
-                        " the topics of a group cannot be listed; name the topic"
-                    ) from None
-                stats = await self._consume_stats_from_queues(addr, broker_name, group, topic)
+            stats = await self.api.get_consume_stats(addr, group, topic, self._timeout_s)
             merged.offset_table |= stats.offset_table
             merged.consume_tps += stats.consume_tps
         return merged
-
-    async def _consume_stats_from_queues(
-        self, addr: str, broker_name: str, group: str, topic: str
-    ) -> ConsumeStats:
-        """GET_CONSUME_STATS composed as RocketMQ 4.9's broker computes it: per queue the max
-        offset, the committed offset (0 when none) and the store time of the message before
-        the committed offset."""
-        route = self.instance.routes.get(topic)
-        counts = [
-            q.read_queue_nums
-            for q in (route.queue_datas if route is not None else [])
-            if q.broker_name == broker_name
-        ]
-        stats = ConsumeStats()
-        for queue_id in range(max(counts, default=0)):
-            mq = MessageQueue(topic, broker_name, queue_id)
-            high = await self.api.get_max_offset(addr, mq, self._timeout_s)
-            try:
-                committed = await self.api.query_consumer_offset(addr, group, mq, self._timeout_s)
-            except MQBrokerError as exc:
-                if exc.code != ResponseCode.QUERY_NOT_FOUND:
-                    raise
-                committed = 0
-            last = await self._store_time_at(addr, mq, committed - 1) if committed > 0 else 0
-            stats.offset_table[mq] = OffsetWrapper(high, committed, last)
-        return stats
 
     async def reset_offset_by_timestamp(
         self, group: str, topic: str, timestamp_ms: int
@@ -430,10 +338,8 @@ class AdminClient:
         message stored at or after ``timestamp_ms`` (the max offset when all are older), on
         every broker (mqadmin resetOffsetByTime, forced). Returns each queue's new offset.
 
-        Brokers serving INVOKE_BROKER_TO_RESET_OFFSET also tell the group's online clients.
-        Otherwise (and when no client is online, as RocketMQ's tool does) the offsets are
-        committed queue by queue: running consumers then keep their own position and commit
-        over it, so stop them first."""
+        The broker tells the group's online consumers, which reset themselves; when none is
+        online the offsets are committed queue by queue, as RocketMQ's tool does."""
         self._check_started()
         offsets: dict[MessageQueue, int] = {}
         for name, addr in (await self._route_masters(topic)).items():
@@ -442,10 +348,7 @@ class AdminClient:
                     addr, topic, group, timestamp_ms, self._timeout_s
                 )
             except MQBrokerError as exc:
-                if exc.code not in (
-                    ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
-                    ResponseCode.CONSUMER_NOT_ONLINE,
-                ):
+                if exc.code != ResponseCode.CONSUMER_NOT_ONLINE:
                     raise
                 table = await self._reset_queue_by_queue(addr, name, group, topic, timestamp_ms)
             offsets |= table

@@ -12,7 +12,7 @@ import os
 import random
 import socket
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from orbitmq.client.errors import MQClientError, NoRouteError
 from orbitmq.client.mq_client_api import MQClientAPI
@@ -29,7 +29,11 @@ from orbitmq.protocol import (
     ResponseCode,
     TopicRouteData,
 )
-from orbitmq.protocol.header import NotifyConsumerIdsChangedRequestHeader
+from orbitmq.protocol.body import ResetOffsetBody
+from orbitmq.protocol.header import (
+    NotifyConsumerIdsChangedRequestHeader,
+    ResetOffsetRequestHeader,
+)
 from orbitmq.remoting import ChannelContext, RemotingClient, RemotingError
 
 log = logging.getLogger(__name__)
@@ -97,6 +101,14 @@ class ConsumerInner(Protocol):
     def rebalance_now(self) -> None: ...
 
 
+@runtime_checkable
+class ResettableConsumer(Protocol):
+    """A consumer that can move its position when the broker says the group's offsets were
+    reset (RESET_CONSUMER_CLIENT_OFFSET)."""
+
+    async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None: ...
+
+
 class MQClientInstance:
     """Owns the RemotingClient, the route tables (topic → route, topic → publish info, broker
     name → addresses) and the producer and consumer groups registered with it; runs the route
@@ -117,6 +129,9 @@ class MQClientInstance:
         self._route_lock = asyncio.Lock()
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, _NotifyProcessor(self)
+        )
+        self.remoting.register_processor(
+            RequestCode.RESET_CONSUMER_CLIENT_OFFSET, _ResetOffsetProcessor(self)
         )
 
     # -- lifetime -------------------------------------------------------------------------
@@ -354,6 +369,34 @@ class _NotifyProcessor:
         if consumer is not None:
             log.info("consumer ids of %s changed: rebalance", header.consumer_group)
             consumer.rebalance_now()
+        if request.is_oneway:
+            return None
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+
+class _ResetOffsetProcessor:
+    """Answers RESET_CONSUMER_CLIENT_OFFSET (220): an admin moved the group's offsets; the
+    consumer drops the topic's queues and starts them again from the new offsets."""
+
+    def __init__(self, instance: MQClientInstance) -> None:
+        self._instance = instance
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def reject_request(self) -> bool:
+        return False
+
+    async def process_request(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        consumer = self._instance.consumers.get(header.group)
+        if isinstance(consumer, ResettableConsumer):
+            offsets = ResetOffsetBody.from_json(request.body).offset_table
+            log.info("reset of %s in %s: %s", header.group, header.topic, offsets)
+            # The reset talks to brokers itself: not inside this request's handling.
+            task = asyncio.create_task(consumer.reset_offset(header.topic, offsets))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         if request.is_oneway:
             return None
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS)

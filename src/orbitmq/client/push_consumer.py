@@ -264,6 +264,29 @@ class PushConsumer:
     def rebalance_now(self) -> None:
         self._rebalance_wakeup.set()
 
+    async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
+        """The broker reset the group's offsets in ``topic`` (an admin's reset by time): drop
+        those queues, commit the new offsets, and let the rebalance start them again there
+        (RocketMQ's MQClientInstance.resetOffset)."""
+        for mq in [mq for mq in self.process_queues if mq.topic == topic and mq in offsets]:
+            pq = self.process_queues.pop(mq)
+            pq.dropped = True
+            task = self._pull_tasks.pop(mq, None)
+            if task is not None:
+                task.cancel()
+        instance = self.instance
+        for mq, offset in offsets.items():
+            self.offset_store.update_offset(mq, offset, False)
+            if self.config.message_model is MessageModel.CLUSTERING:
+                addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+                # Answered, not oneway: the rebalance below reads it back from the broker.
+                await instance.api.update_consumer_offset(
+                    addr, self.group, mq, offset, instance.config.mq_client_api_timeout_s
+                )
+        if self.config.message_model is MessageModel.BROADCASTING:
+            await self.offset_store.persist_all(set(offsets))
+        await self.do_rebalance()
+
     # -- rebalance --------------------------------------------------------------------------
 
     async def _rebalance_loop(self) -> None:
