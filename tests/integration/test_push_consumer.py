@@ -235,3 +235,33 @@ async def test_orderly_consumer_keeps_each_queue_in_order(cluster: InProcessClus
     for values in per_queue.values():
         assert values == sorted(values)
     assert sorted(v for values in per_queue.values() for v in values) == list(range(60))
+
+
+async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_redelivered(
+    fast_retry_cluster: InProcessCluster,
+) -> None:
+    cluster = fast_retry_cluster
+    await produce(cluster, "StuckTopic", 1)
+    deliveries: list[int] = []
+    redelivered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        for m in messages:
+            deliveries.append(m.reconsume_times)
+        if messages[0].reconsume_times == 0:
+            await release.wait()  # stuck far past the consume timeout
+        else:
+            redelivered.set()
+
+    c = consumer(cluster, "stuck-cg", consume_timeout_s=1.0)
+    c.subscribe("StuckTopic")
+    c.register_listener(on_messages)
+    await c.start()
+    try:
+        async with asyncio.timeout(20):
+            await redelivered.wait()
+    finally:
+        release.set()
+        await c.shutdown()
+    assert deliveries == [0, 1]
