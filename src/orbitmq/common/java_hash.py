@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 _MASK32: Final = 0xFFFFFFFF
+#: Fewer strings than this are hashed one by one.
+_SCALAR_BELOW: Final = 8
 _PREFIX_CACHE_LIMIT: Final = 4096
 _prefix_hashes: dict[str, int] = {}
 
@@ -67,6 +69,11 @@ def java_string_hashes(texts: Sequence[str | bytes]) -> npt.NDArray[np.int32]:
     modulo 2^64, and its low 32 bits are Java's int result. ASCII strings of one length are
     hashed together as one matrix product; others take the scalar path.
     """
+    if len(texts) <= _SCALAR_BELOW:
+        # A few strings: numpy's per-call overhead would cost more than the loop.
+        return np.array(
+            [java_string_hash(t if isinstance(t, str) else t.decode()) for t in texts], np.int32
+        )
     raw = [t.encode() if isinstance(t, str) else t for t in texts]
     result = np.zeros(len(raw), np.uint32)
     lengths = np.fromiter(map(len, raw), np.int64, len(raw))
