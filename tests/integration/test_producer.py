@@ -21,6 +21,8 @@ async def stored(cluster: InProcessCluster, topic: str, queues: int = 4) -> list
     try:
         found = []
         for broker in cluster.brokers:
+            # A send is acknowledged before its consume queue entry is written.
+            assert await asyncio.to_thread(broker.message_store.wait_for_dispatch, 5)
             for q in range(queues):
                 found.extend(await pull_queue(client, broker.address, topic, q))
         return found

@@ -34,6 +34,7 @@ from orbitmq.client.latency_fault import (
     LatencyFaultTolerance,
     MQFaultStrategy,
 )
+from orbitmq.client.lite_pull_consumer import LitePullConsumer, LitePullConsumerConfig
 from orbitmq.client.mq_client_api import MQClientAPI, OffsetNotFoundError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.offset_store import (
@@ -56,6 +57,12 @@ from orbitmq.client.push_consumer import (
     ConsumeMessageContext,
     ConsumeMessageHook,
     PushConsumer,
+)
+from orbitmq.client.queue_reader import (
+    OffsetOutOfRangeError,
+    QueueReader,
+    queue_offsets,
+    read_queue_range,
 )
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
@@ -84,6 +91,8 @@ __all__ = [
     "HashFunction",
     "LatencyFaultTolerance",
     "Listener",
+    "LitePullConsumer",
+    "LitePullConsumerConfig",
     "LocalFileOffsetStore",
     "MQAdminAPI",
     "MQBrokerError",
@@ -95,6 +104,7 @@ __all__ = [
     "MessageQueueSelector",
     "NoRouteError",
     "OffsetNotFoundError",
+    "OffsetOutOfRangeError",
     "OffsetStore",
     "ProcessQueue",
     "Producer",
@@ -105,6 +115,7 @@ __all__ = [
     "PushConsumer",
     "PushConsumerConfig",
     "QueueProgress",
+    "QueueReader",
     "QueueStatus",
     "ReadOffsetType",
     "RemoteBrokerOffsetStore",
@@ -120,5 +131,7 @@ __all__ = [
     "allocate_consistent_hash",
     "md5_hash",
     "message_queue_key",
+    "queue_offsets",
+    "read_queue_range",
     "select_by_hash",
 ]

@@ -95,7 +95,7 @@ class ProducerConfig:
 
 class Producer:
     """Owns one producer group's sends and the client instance it runs on (its own unless one
-    is given). Use from one event loop; ``orbitmq.client.sync`` wraps it for threads."""
+    is given). Use from one event loop; ``orbitmq.sync`` wraps it for threads."""
 
     def __init__(
         self,

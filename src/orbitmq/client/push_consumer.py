@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from orbitmq.client import mq_client_api
+from orbitmq.client.broker_offsets import BrokerOffsets
 from orbitmq.client.consume_service import (
     ConcurrentConsumeService,
     ConsumeService,
@@ -34,7 +34,6 @@ from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.offset_store import (
     DEFAULT_LOCAL_OFFSET_STORE_DIR,
     LocalFileOffsetStore,
-    OffsetNotFoundError,
     OffsetStore,
     ReadOffsetType,
     RemoteBrokerOffsetStore,
@@ -167,7 +166,7 @@ class PushConsumer:
             self.subscriptions.setdefault(
                 retry, build_subscription_data(retry, SUB_ALL, int(time.time() * 1000))
             )
-            self.offset_store = RemoteBrokerOffsetStore(self.group, _BrokerOffsets(self))
+            self.offset_store = RemoteBrokerOffsetStore(self.group, BrokerOffsets(self.instance))
         else:
             self.offset_store = LocalFileOffsetStore(
                 self.instance.client_id,
@@ -321,6 +320,9 @@ class PushConsumer:
             except Exception as exc:
                 log.debug("no route for %s yet: %s", topic, exc)
                 return set()
+            # Its brokers may be new to this client: they must know the consumer before
+            # they can list it among the group's consumers.
+            await self.instance.send_heartbeat_to_all_brokers()
             queues = self.topic_queues.get(topic)
         if not queues:
             return set()
@@ -597,29 +599,3 @@ class PushConsumer:
 def _address_of(msg: MessageExt) -> str:
     host, port = msg.store_host[0], msg.store_host[1]
     return f"{host}:{port}"
-
-
-class _BrokerOffsets:
-    """The remote offset store's backend: QUERY/UPDATE_CONSUMER_OFFSET at the queue's broker."""
-
-    def __init__(self, consumer: PushConsumer) -> None:
-        self._instance = consumer.instance
-
-    async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
-        instance = self._instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        try:
-            return await instance.api.query_consumer_offset(
-                addr, group, mq, instance.config.mq_client_api_timeout_s
-            )
-        except mq_client_api.OffsetNotFoundError as exc:
-            raise OffsetNotFoundError(str(exc)) from exc
-
-    async def update_consumer_offset(
-        self, group: str, mq: MessageQueue, offset: int, oneway: bool
-    ) -> None:
-        instance = self._instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        await instance.api.update_consumer_offset(
-            addr, group, mq, offset, instance.config.mq_client_api_timeout_s, oneway=oneway
-        )

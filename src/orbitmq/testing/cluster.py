@@ -18,7 +18,7 @@ class InProcessCluster:
 
     ``broker_settings`` and ``store_settings`` set BrokerConfig and MessageStoreConfig
     attributes of every broker (e.g. ``flush_disk_type``). Stores default to 16 MiB commit log
-    files so tests stay light."""
+    files and 4 MB index files so tests stay light on disk."""
 
     def __init__(
         self,
@@ -68,6 +68,10 @@ class InProcessCluster:
         store = MessageStoreConfig(
             store_path_root_dir=str(self.root / name),
             mapped_file_size_commit_log=16 * 1024 * 1024,
+            # RocketMQ's index file (5M slots, 20M entries) is 420 MB preallocated: far too
+            # much disk for each test broker. 4 MB keeps every index path exercised.
+            max_hash_slot_num=50_000,
+            max_index_num=200_000,
         )
         for key, value in self.store_settings.items():
             setattr(store, key, value)

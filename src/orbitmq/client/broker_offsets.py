@@ -1,0 +1,36 @@
+"""``BrokerOffsets``: the remote offset store's way to the brokers, shared by the push and lite
+pull consumers."""
+
+from __future__ import annotations
+
+from orbitmq.client import mq_client_api
+from orbitmq.client.mq_client_instance import MQClientInstance
+from orbitmq.client.offset_store import OffsetNotFoundError
+from orbitmq.common import MessageQueue
+
+
+class BrokerOffsets:
+    """QUERY_CONSUMER_OFFSET and UPDATE_CONSUMER_OFFSET at the master of the queue's broker
+    (the ``BrokerOffsetBackend`` of ``RemoteBrokerOffsetStore``). Holds only the instance."""
+
+    def __init__(self, instance: MQClientInstance) -> None:
+        self._instance = instance
+
+    async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
+        instance = self._instance
+        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        try:
+            return await instance.api.query_consumer_offset(
+                addr, group, mq, instance.config.mq_client_api_timeout_s
+            )
+        except mq_client_api.OffsetNotFoundError as exc:
+            raise OffsetNotFoundError(str(exc)) from exc
+
+    async def update_consumer_offset(
+        self, group: str, mq: MessageQueue, offset: int, oneway: bool
+    ) -> None:
+        instance = self._instance
+        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        await instance.api.update_consumer_offset(
+            addr, group, mq, offset, instance.config.mq_client_api_timeout_s, oneway=oneway
+        )

@@ -1,0 +1,584 @@
+"""``LitePullConsumer``: the application asks for messages (RocketMQ's
+``DefaultLitePullConsumer``). Queues come from a group rebalance (``subscribe``) or are chosen
+by the application (``assign``); a task per queue pulls ahead into a bounded buffer that
+``poll`` drains; offsets are committed by ``commit_sync`` or automatically.
+
+::
+
+    async with LitePullConsumer("group", namesrv_addr="127.0.0.1:9876") as consumer:
+        consumer.subscribe("TopicTest", "TagA || TagB")   # or: consumer.assign(queues)
+        while True:
+            for msg in await consumer.poll(timeout_s=1.0):
+                ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from orbitmq.client.allocate_strategy import (
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueStrategy,
+)
+from orbitmq.client.broker_offsets import BrokerOffsets
+from orbitmq.client.consume_service import restore_retry_topic
+from orbitmq.client.errors import MQBrokerError, MQClientError
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
+from orbitmq.client.offset_store import (
+    DEFAULT_LOCAL_OFFSET_STORE_DIR,
+    OFFSET_READ_FAILED,
+    LocalFileOffsetStore,
+    OffsetStore,
+    ReadOffsetType,
+    RemoteBrokerOffsetStore,
+)
+from orbitmq.client.process_queue import ProcessQueue
+from orbitmq.client.pull_result import PullStatus
+from orbitmq.common import MessageExt, MessageQueue
+from orbitmq.common.periodic import run_every
+from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
+from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
+from orbitmq.protocol.header import PullMessageRequestHeader
+
+log = logging.getLogger(__name__)
+
+# PullSysFlag bits: lite pulls long-poll and carry their subscription, never a commit offset.
+_FLAG_SUSPEND = 0x1 << 1
+_FLAG_SUBSCRIPTION = 0x1 << 2
+#: Waits of a pull task (RocketMQ's PULL_TIME_DELAY_MILLS_*).
+PULL_DELAY_WHEN_CACHE_FLOW_CONTROL_S = 0.05
+PULL_DELAY_WHEN_BROKER_FLOW_CONTROL_S = 0.02
+PULL_DELAY_ON_EXCEPTION_S = 3.0
+#: How soon a rebalance looks again for a subscribed topic that had no route.
+MISSING_ROUTE_RETRY_S = 1.0
+
+
+@dataclass
+class LitePullConsumerConfig:
+    """RocketMQ's DefaultLitePullConsumer settings. Times in seconds."""
+
+    message_model: MessageModel = MessageModel.CLUSTERING
+    consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+    #: For CONSUME_FROM_TIMESTAMP: epoch milliseconds (RocketMQ: half an hour ago).
+    consume_timestamp_ms: int | None = None
+    allocate_strategy: AllocateMessageQueueStrategy = field(
+        default_factory=AllocateMessageQueueAveragely
+    )
+    #: Messages per pull, and so at most per ``poll``.
+    pull_batch_size: int = 10
+    #: Buffered messages of all queues (counted as buffered pulls times pull_batch_size).
+    pull_threshold_for_all: int = 10000
+    pull_threshold_for_queue: int = 1000
+    pull_threshold_size_for_queue_mib: int = 100
+    consume_max_span: int = 2000
+    auto_commit: bool = True
+    auto_commit_interval_s: float = 5.0
+    poll_timeout_s: float = 5.0
+    rebalance_interval_s: float = 20.0
+    #: How long the broker holds a pull that finds nothing (long polling) ...
+    broker_suspend_max_time_s: float = 20.0
+    #: ... and how long the client waits for such a pull's answer.
+    consumer_timeout_when_suspend_s: float = 30.0
+    #: Broadcasting: where offsets.json files live.
+    local_offset_store_dir: str | None = None
+
+
+@dataclass(eq=False)
+class _QueueState:
+    """One assigned queue: its process queue, where the next pull starts (-1: ask the offset
+    store), the consumed offset (the one after the last message ``poll`` returned; -1: none
+    yet) and its pull task. A seek replaces the whole state, so requests still buffered
+    from the old one are recognised as stale by their dropped process queue."""
+
+    pq: ProcessQueue
+    pull_offset: int = -1
+    consume_offset: int = -1
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass(slots=True)
+class _ConsumeRequest:
+    messages: list[MessageExt]
+    mq: MessageQueue
+    pq: ProcessQueue
+
+
+class LitePullConsumer:
+    """Owns the assigned queues' states and pull tasks, the buffer of pulled batches, the
+    offset store and (subscribe mode) the group's subscriptions and rebalance loop; owns its
+    MQClientInstance unless one is given. One event loop; ``poll`` from one task at a time."""
+
+    def __init__(
+        self,
+        group: str,
+        *,
+        namesrv_addr: str | None = None,
+        client_config: ClientConfig | None = None,
+        config: LitePullConsumerConfig | None = None,
+        instance: MQClientInstance | None = None,
+    ) -> None:
+        if not group:
+            raise MQClientError("consumer group is empty")
+        self.group = group
+        self.config = config or LitePullConsumerConfig()
+        if self.config.pull_batch_size < 1:
+            raise MQClientError(f"pull_batch_size {self.config.pull_batch_size} must be >= 1")
+        client_config = client_config or ClientConfig()
+        if namesrv_addr is not None:
+            client_config.namesrv_addr = namesrv_addr
+        self._own_instance = instance is None
+        self.instance = instance or MQClientInstance(client_config)
+        self.subscriptions: dict[str, SubscriptionData] = {}
+        self.topic_queues: dict[str, set[MessageQueue]] = {}
+        self.offset_store: OffsetStore
+        self._assigned: set[MessageQueue] | None = None  # set once assign() is used
+        self._states: dict[MessageQueue, _QueueState] = {}
+        self._paused: set[MessageQueue] = set()
+        self._buffer: deque[_ConsumeRequest] = deque()
+        self._arrived = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._rebalance_wakeup = asyncio.Event()
+        self._next_auto_commit = 0.0
+        self._started = False
+
+    # -- configuration --------------------------------------------------------------------
+
+    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
+        """Take a share of ``topic``'s queues through the group's rebalance; only messages
+        whose tag matches ``expression`` are returned."""
+        if self._assigned is not None:
+            raise MQClientError("subscribe and assign cannot be mixed on one consumer")
+        self.subscriptions[topic] = build_subscription_data(
+            topic, expression, int(time.time() * 1000)
+        )
+        if self._started:
+            self._rebalance_wakeup.set()
+
+    def unsubscribe(self, topic: str) -> None:
+        self.subscriptions.pop(topic, None)
+        if self._started:
+            self._rebalance_wakeup.set()
+
+    def assign(self, queues: Iterable[MessageQueue]) -> None:
+        """Consume exactly ``queues`` (all tags); no rebalance and no group membership."""
+        if self.subscriptions:
+            raise MQClientError("subscribe and assign cannot be mixed on one consumer")
+        self._assigned = set(queues)
+        if self._started:
+            self._update_assignment(self._assigned)
+
+    def assignment(self) -> set[MessageQueue]:
+        return set(self._states)
+
+    async def fetch_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The readable queues of ``topic``, from a fresh route."""
+        route = await self.instance.update_topic_route(topic)
+        return sorted(subscribe_queues_of(topic, route))
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> LitePullConsumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        if self.config.message_model is MessageModel.CLUSTERING:
+            self.offset_store = RemoteBrokerOffsetStore(self.group, BrokerOffsets(self.instance))
+        else:
+            self.offset_store = LocalFileOffsetStore(
+                self.instance.client_id,
+                self.group,
+                self.config.local_offset_store_dir or DEFAULT_LOCAL_OFFSET_STORE_DIR,
+            )
+        self.offset_store.load()
+        subscribing = self._assigned is None
+        if subscribing:
+            # Assigned consumers stay out of the group: their heartbeat would make them
+            # count in the rebalance of subscribing consumers of the same group.
+            self.instance.register_consumer(self)
+        await self.instance.start()
+        self._started = True
+        self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
+        self._tasks.append(
+            asyncio.create_task(
+                run_every(
+                    self.instance.config.persist_consumer_offset_interval_s,
+                    self.persist_offsets,
+                    "offset persistence",
+                )
+            )
+        )
+        if subscribing:
+            for topic in list(self.subscriptions):
+                try:
+                    await self.instance.update_topic_route(topic)
+                except Exception as exc:
+                    log.info("no route for %s yet: %s", topic, exc)
+            await self.instance.send_heartbeat_to_all_brokers()
+            await self.do_rebalance()
+            self._tasks.append(asyncio.create_task(self._rebalance_loop()))
+        elif self._assigned:
+            self._update_assignment(self._assigned)
+
+    async def shutdown(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        tasks = [*self._tasks, *(s.task for s in self._states.values() if s.task)]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+        await self.persist_offsets()
+        for state in self._states.values():
+            state.pq.dropped = True
+        if self._assigned is None:
+            await self.instance.unregister_consumer(self.group)
+        if self._own_instance:
+            await self.instance.shutdown()
+
+    # -- what the client instance asks (subscribe mode) -------------------------------------
+
+    def consumer_data(self) -> ConsumerData:
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=ConsumeType.CONSUME_ACTIVELY,
+            message_model=self.config.message_model,
+            consume_from_where=self.config.consume_from_where,
+            subscription_data_set=[
+                SubscriptionDataBody(
+                    topic=s.topic,
+                    sub_string=s.sub_string,
+                    tags_set=set(s.tags_set),
+                    code_set=set(s.code_set),
+                    sub_version=s.sub_version,
+                    expression_type=s.expression_type,
+                )
+                for s in self.subscriptions.values()
+            ],
+        )
+
+    def subscribed_topics(self) -> set[str]:
+        return set(self.subscriptions)
+
+    def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
+        self.topic_queues[topic] = queues
+
+    def rebalance_now(self) -> None:
+        self._rebalance_wakeup.set()
+
+    # -- rebalance ----------------------------------------------------------------------------
+
+    async def _rebalance_loop(self) -> None:
+        while True:
+            missing = any(not self.topic_queues.get(t) for t in self.subscriptions)
+            interval = MISSING_ROUTE_RETRY_S if missing else self.config.rebalance_interval_s
+            try:
+                async with asyncio.timeout(interval):
+                    await self._rebalance_wakeup.wait()
+            except TimeoutError:
+                pass
+            self._rebalance_wakeup.clear()
+            try:
+                await self.do_rebalance()
+            except Exception:
+                log.exception("rebalance of %s failed", self.group)
+
+    async def do_rebalance(self) -> None:
+        """This consumer's share of every subscribed topic; lost queues' offsets are
+        persisted before they go (RebalanceLitePullImpl.removeUnnecessaryMessageQueue)."""
+        wanted: set[MessageQueue] = set()
+        for topic in sorted(self.subscriptions):
+            wanted |= await self._allocate(topic)
+        for mq in [mq for mq in self._states if mq not in wanted]:
+            await self.offset_store.persist(mq)
+        self._update_assignment(wanted)
+
+    async def _allocate(self, topic: str) -> set[MessageQueue]:
+        queues = self.topic_queues.get(topic)
+        if not queues:
+            try:
+                await self.instance.update_topic_route(topic)
+            except Exception as exc:
+                log.debug("no route for %s yet: %s", topic, exc)
+                return set()
+            queues = self.topic_queues.get(topic)
+        if not queues:
+            return set()
+        if self.config.message_model is MessageModel.BROADCASTING:
+            return set(queues)
+        addr = self.instance.any_broker_addr_of(topic)
+        if addr is None:
+            return set()
+        try:
+            cids = await self.instance.api.get_consumer_id_list(
+                addr, self.group, self.instance.config.mq_client_api_timeout_s
+            )
+        except Exception as exc:
+            log.warning("consumer list of %s from %s failed: %s", self.group, addr, exc)
+            return {mq for mq in self._states if mq.topic == topic}
+        if not cids:
+            return set()
+        return set(
+            self.config.allocate_strategy.allocate(
+                self.group, self.instance.client_id, sorted(queues), sorted(cids)
+            )
+        )
+
+    def _update_assignment(self, wanted: set[MessageQueue]) -> None:
+        for mq in [mq for mq in self._states if mq not in wanted]:
+            self._stop_queue(self._states.pop(mq))
+            self.offset_store.remove_offset(mq)
+            self._paused.discard(mq)
+        for mq in sorted(wanted - set(self._states)):
+            self.offset_store.remove_offset(mq)
+            self._start_queue(mq, _QueueState(ProcessQueue()))
+
+    def _start_queue(self, mq: MessageQueue, state: _QueueState) -> None:
+        self._states[mq] = state
+        state.task = asyncio.create_task(self._pull_loop(mq, state))
+
+    def _stop_queue(self, state: _QueueState) -> None:
+        state.pq.dropped = True
+        state.pq.clear()
+        if state.task is not None:
+            state.task.cancel()
+        self._forget_stale_requests()
+
+    def _forget_stale_requests(self) -> None:
+        self._buffer = deque(r for r in self._buffer if not r.pq.dropped)
+
+    # -- pulling ------------------------------------------------------------------------------
+
+    async def _pull_loop(self, mq: MessageQueue, state: _QueueState) -> None:
+        """RocketMQ's PullTaskImpl: flow control, then a long-polling pull whose messages
+        go to the buffer, until the queue is dropped or seeks elsewhere."""
+        config = self.config
+        while not state.pq.dropped:
+            if mq in self._paused or self._flow_controlled(state.pq):
+                # A resume or a poll wakes nothing here: a short sleep keeps this simple.
+                await asyncio.sleep(PULL_DELAY_WHEN_CACHE_FLOW_CONTROL_S)
+                continue
+            try:
+                offset = await self._next_pull_offset(mq, state)
+                subscription = self._subscription_of(mq.topic)
+                header = PullMessageRequestHeader(
+                    consumer_group=self.group,
+                    topic=mq.topic,
+                    queue_id=mq.queue_id,
+                    queue_offset=offset,
+                    max_msg_nums=config.pull_batch_size,
+                    sys_flag=_FLAG_SUSPEND | _FLAG_SUBSCRIPTION,
+                    commit_offset=0,
+                    suspend_timeout_millis=int(config.broker_suspend_max_time_s * 1000),
+                    subscription=subscription.sub_string,
+                    sub_version=subscription.sub_version,
+                    expression_type=subscription.expression_type,
+                )
+                addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+                state.pq.last_pull_timestamp = int(time.time() * 1000)
+                result = await self.instance.api.pull_message(
+                    addr, header, subscription, config.consumer_timeout_when_suspend_s
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                flow = isinstance(exc, MQBrokerError) and exc.is_flow_control
+                log.warning("pull of %s failed: %s", mq, exc)
+                await asyncio.sleep(
+                    PULL_DELAY_WHEN_BROKER_FLOW_CONTROL_S if flow else PULL_DELAY_ON_EXCEPTION_S
+                )
+                continue
+            if state.pq.dropped:
+                return
+            if result.pull_status is PullStatus.FOUND and result.messages:
+                state.pq.put_messages(result.messages)
+                self._buffer.append(_ConsumeRequest(result.messages, mq, state.pq))
+                self._arrived.set()
+            elif result.pull_status is PullStatus.OFFSET_ILLEGAL:
+                log.warning(
+                    "%s: offset %d illegal, moving to %d", mq, offset, result.next_begin_offset
+                )
+            state.pull_offset = result.next_begin_offset
+
+    def _flow_controlled(self, pq: ProcessQueue) -> bool:
+        config = self.config
+        if len(self._buffer) * config.pull_batch_size > config.pull_threshold_for_all:
+            return True
+        reason = pq.pull_pause_reason(
+            threshold_count=config.pull_threshold_for_queue,
+            threshold_size_mib=config.pull_threshold_size_for_queue_mib,
+            max_span=config.consume_max_span,
+        )
+        return reason is not None
+
+    def _subscription_of(self, topic: str) -> SubscriptionData:
+        subscription = self.subscriptions.get(topic)
+        if subscription is None:  # assign mode: every message of the queue
+            subscription = build_subscription_data(topic, SUB_ALL, 0)
+        return subscription
+
+    async def _next_pull_offset(self, mq: MessageQueue, state: _QueueState) -> int:
+        if state.pull_offset < 0:
+            offset = await self.compute_pull_from_where(mq)
+            if offset < 0:
+                raise MQClientError(f"no start offset for {mq} yet")
+            state.pull_offset = offset
+        return state.pull_offset
+
+    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
+        """The group's committed offset, else where consume_from_where says a new group
+        starts (RebalanceLitePullImpl.computePullFromWhere). -1 when it cannot be known."""
+        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
+        if last >= 0:
+            return last
+        if last != -1:
+            return -1
+        where = self.config.consume_from_where
+        if mq.topic.startswith("%RETRY%") or where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
+            return 0
+        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
+            stamp = self.config.consume_timestamp_ms
+            if stamp is None:
+                stamp = int(time.time() * 1000) - 30 * 60 * 1000
+            return await self.offset_for_timestamp(mq, stamp)
+        return await self._max_offset(mq)
+
+    # -- polling ------------------------------------------------------------------------------
+
+    async def poll(self, timeout_s: float | None = None) -> list[MessageExt]:
+        """The next pulled batch (at most pull_batch_size messages of one queue), or []
+        after ``timeout_s`` (default poll_timeout_s). Batches of paused queues stay
+        buffered until they are resumed."""
+        if not self._started:
+            raise MQClientError("the consumer is not started")
+        timeout = self.config.poll_timeout_s if timeout_s is None else timeout_s
+        if timeout < 0:
+            raise MQClientError(f"timeout_s {timeout} must be >= 0")
+        if self.config.auto_commit and time.monotonic() >= self._next_auto_commit:
+            self._commit_to_memory()
+            self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
+        deadline = time.monotonic() + timeout
+        while True:
+            self._arrived.clear()
+            request = self._take_request()
+            if request is not None:
+                return self._deliver(request)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._arrived.wait()
+            except TimeoutError:
+                return []
+
+    def _take_request(self) -> _ConsumeRequest | None:
+        self._forget_stale_requests()
+        for request in self._buffer:
+            if request.mq not in self._paused:
+                self._buffer.remove(request)
+                return request
+        return None
+
+    def _deliver(self, request: _ConsumeRequest) -> list[MessageExt]:
+        offset = request.pq.remove_messages(request.messages)
+        state = self._states.get(request.mq)
+        if offset >= 0 and state is not None and state.pq is request.pq:
+            state.consume_offset = offset
+        restore_retry_topic(request.messages, self.group)
+        return request.messages
+
+    def pause(self, queues: Iterable[MessageQueue]) -> None:
+        """Stop pulling ``queues`` and hold back their buffered batches until resumed."""
+        self._paused |= set(queues) & set(self._states)
+
+    def resume(self, queues: Iterable[MessageQueue]) -> None:
+        self._paused -= set(queues)
+        self._arrived.set()
+
+    # -- offsets -----------------------------------------------------------------------------
+
+    def _commit_to_memory(self) -> list[MessageQueue]:
+        committed = []
+        for mq, state in self._states.items():
+            if state.consume_offset >= 0 and not state.pq.dropped:
+                self.offset_store.update_offset(mq, state.consume_offset, False)
+                committed.append(mq)
+        return committed
+
+    async def commit_sync(self) -> None:
+        """Commit, for every assigned queue, the offset after the last message ``poll``
+        returned, and wait until the store (the broker, or the local file) has it."""
+        committed = self._commit_to_memory()
+        if isinstance(self.offset_store, RemoteBrokerOffsetStore):
+            for mq in committed:
+                offset = self._states[mq].consume_offset
+                await self.offset_store.update_consume_offset_to_broker(mq, offset, False)
+        else:
+            await self.offset_store.persist_all(committed)
+
+    async def committed(self, mq: MessageQueue) -> int:
+        """The group's committed offset of ``mq`` (this client's, else the store's); -1 when
+        there is none."""
+        offset = await self.offset_store.read_offset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+        if offset == OFFSET_READ_FAILED:
+            raise MQClientError(f"fetch of the consume offset of {mq} from the broker failed")
+        return offset
+
+    async def persist_offsets(self) -> None:
+        await self.offset_store.persist_all(set(self._states))
+
+    async def seek(self, mq: MessageQueue, offset: int) -> None:
+        """Continue ``mq`` at ``offset`` (between its min and max offsets): what was pulled
+        and not polled yet is dropped, and the consumed offset becomes ``offset``."""
+        if mq not in self._states:
+            raise MQClientError(f"the message queue is not in the assigned list: {mq}")
+        low, high = await self._min_offset(mq), await self._max_offset(mq)
+        if not low <= offset <= high:
+            raise MQClientError(
+                f"seek offset {offset} of {mq} is illegal: min offset {low}, max offset {high}"
+            )
+        old = self._states.get(mq)
+        if old is None:  # rebalanced away while we asked the broker
+            raise MQClientError(f"the message queue is not in the assigned list: {mq}")
+        self._stop_queue(old)
+        self._start_queue(
+            mq, _QueueState(ProcessQueue(), pull_offset=offset, consume_offset=offset)
+        )
+
+    async def seek_to_begin(self, mq: MessageQueue) -> None:
+        await self.seek(mq, await self._min_offset(mq))
+
+    async def seek_to_end(self, mq: MessageQueue) -> None:
+        await self.seek(mq, await self._max_offset(mq))
+
+    async def offset_for_timestamp(self, mq: MessageQueue, timestamp_ms: int) -> int:
+        """The first offset of ``mq`` stored at or after ``timestamp_ms``."""
+        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.instance.api.search_offset(
+            addr, mq, timestamp_ms, self.instance.config.mq_client_api_timeout_s
+        )
+
+    async def _min_offset(self, mq: MessageQueue) -> int:
+        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.instance.api.get_min_offset(
+            addr, mq, self.instance.config.mq_client_api_timeout_s
+        )
+
+    async def _max_offset(self, mq: MessageQueue) -> int:
+        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.instance.api.get_max_offset(
+            addr, mq, self.instance.config.mq_client_api_timeout_s
+        )
