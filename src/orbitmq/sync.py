@@ -333,7 +333,14 @@ class Producer(_Facade[AsyncProducer]):
         outcome, a refusal after shutdown included, arrives through the returned future and,
         if given, ``callback(result, error)``. Sends still in flight at shutdown end
         cancelled (``concurrent.futures.CancelledError``)."""
-        coro = self._client.send(msg, timeout_s=timeout_s, selector=selector, arg=arg, queue=queue)
+        coro = self._client.send(
+            msg,
+            timeout_s=timeout_s,
+            selector=selector,
+            arg=arg,
+            queue=queue,
+            retry_times=self._client.config.retry_times_when_send_async_failed,
+        )
         try:
             future = self._runner.submit(coro)
         except MQClientError as exc:

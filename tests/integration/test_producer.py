@@ -11,6 +11,7 @@ import pytest
 from orbitmq.client import MQClientError, Producer, SendContext, SendStatus
 from orbitmq.client.producer import ProducerConfig, select_by_hash
 from orbitmq.common import Message, MessageQueue
+from orbitmq.protocol import RemotingCommand, ResponseCode
 from orbitmq.remoting import RemotingClient
 from orbitmq.testing import InProcessCluster
 from tests.compat.read_back import pull_queue, query
@@ -171,3 +172,26 @@ async def test_a_dead_broker_is_avoided_by_retrying_on_the_other(
         results = [await producer.send(Message("Failover", b"after-%d" % i)) for i in range(8)]
     assert {r.message_queue.broker_name for r in results} == {"broker-a"}
     assert all(r.send_status is SendStatus.SEND_OK for r in results)
+
+
+async def test_flow_control_answers_are_retried_after_a_backoff(
+    cluster: InProcessCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The broker answers SYSTEM_BUSY once (its page cache "busy"): the producer waits about
+    # the first backoff step (1 s, jitter 20 %) and sends again.
+    processor = cluster.brokers[0].send_message_processor
+    original = processor.process_request
+    answers: list[float] = []
+
+    async def busy_once(ctx: Any, request: Any) -> Any:
+        answers.append(asyncio.get_running_loop().time())
+        if len(answers) == 1:
+            return RemotingCommand.create_response(request, ResponseCode.SYSTEM_BUSY, "busy")
+        return await original(ctx, request)
+
+    monkeypatch.setattr(processor, "process_request", busy_once)
+    async with Producer("pg", namesrv_addr=cluster.namesrv_addr) as producer:
+        result = await producer.send(Message("BusyTopic", b"x"), timeout_s=5)
+    assert result.send_status is SendStatus.SEND_OK
+    assert len(answers) == 2
+    assert 0.75 <= answers[1] - answers[0] <= 2.0

@@ -14,6 +14,7 @@ import pytest
 
 from orbitmq.client import (
     ConsumeContext,
+    ConsumeMessageContext,
     Producer,
     PushConsumer,
     PushConsumerConfig,
@@ -265,3 +266,28 @@ async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_redelivered
         release.set()
         await c.shutdown()
     assert deliveries == [0, 1]
+
+
+async def test_consume_hooks_see_each_listener_call(cluster: InProcessCluster) -> None:
+    await produce(cluster, "HookTopic", 2)
+    calls: list[tuple[str, int, bool]] = []
+    received = Received()
+
+    class Hook:
+        def consume_message_before(self, context: ConsumeMessageContext) -> None:
+            calls.append(("before", len(context.messages), context.success))
+
+        def consume_message_after(self, context: ConsumeMessageContext) -> None:
+            calls.append(("after", len(context.messages), context.success))
+
+    c = consumer(cluster, "hook-cg")
+    c.subscribe("HookTopic")
+    c.register_listener(listener_for(received, "c"))
+    c.register_consume_hook(Hook())
+    await c.start()
+    try:
+        await received.wait_for(2)
+    finally:
+        await c.shutdown()
+    assert calls.count(("before", 1, False)) == 2
+    assert calls.count(("after", 1, True)) == 2

@@ -84,6 +84,8 @@ class ProducerConfig:
 
     send_msg_timeout_s: float = 3.0
     retry_times_when_send_failed: int = 2
+    #: For sends started without waiting (``orbitmq.sync.Producer.send_async``).
+    retry_times_when_send_async_failed: int = 2
     retry_another_broker_when_not_store_ok: bool = False
     compress_msg_body_over_howmuch: int = 4096
     compress_level: int = 5
@@ -154,12 +156,13 @@ class Producer:
         selector: MessageQueueSelector | None = None,
         arg: Any = None,
         queue: MessageQueue | None = None,
+        retry_times: int | None = None,
     ) -> SendResult:
         """Send one message, or a batch (several messages of one topic in one request), and
         return where it was stored. ``selector`` and ``arg`` choose the queue for ordered
         sends, ``queue`` names it; both are tried once, as RocketMQ does (retrying elsewhere
-        would break the order). Otherwise up to 1 + retry_times_when_send_failed attempts,
-        each on another broker, within ``timeout_s`` in all."""
+        would break the order). Otherwise up to 1 + ``retry_times`` attempts (by default
+        retry_times_when_send_failed), each on another broker, within ``timeout_s`` in all."""
         self._check_started()
         timeout = self.config.send_msg_timeout_s if timeout_s is None else timeout_s
         prepared = self._prepare(msg)
@@ -170,7 +173,10 @@ class Producer:
                     assert selector is not None
                     queue = selector(info.message_queues, prepared.first, arg)
                 return _answered(await self._send_to(prepared, queue, oneway=False))
-            return await self._send_with_retries(prepared, timeout)
+            retries = (
+                self.config.retry_times_when_send_failed if retry_times is None else retry_times
+            )
+            return await self._send_with_retries(prepared, timeout, retries)
 
     async def send_oneway(self, msg: Message | Sequence[Message]) -> None:
         """Send without waiting for an answer: fastest, and nothing says whether it stored."""
@@ -181,8 +187,10 @@ class Producer:
             mq = self.fault_strategy.select_one_message_queue(info, None)
             await self._send_to(prepared, mq, oneway=True)
 
-    async def _send_with_retries(self, prepared: _Prepared, timeout_s: float) -> SendResult:
-        attempts = 1 + self.config.retry_times_when_send_failed
+    async def _send_with_retries(
+        self, prepared: _Prepared, timeout_s: float, retry_times: int
+    ) -> SendResult:
+        attempts = 1 + retry_times
         deadline = time.monotonic() + timeout_s
         backoff = Backoff()
         last_broker: str | None = None
