@@ -39,11 +39,11 @@ from orbitmq.client.offset_store import (
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
+from orbitmq.client.rebalance import Rebalance, start_offset
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
-from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
 from orbitmq.protocol.header import PullMessageRequestHeader
 
 log = logging.getLogger(__name__)
@@ -55,8 +55,6 @@ _FLAG_SUBSCRIPTION = 0x1 << 2
 PULL_DELAY_WHEN_CACHE_FLOW_CONTROL_S = 0.05
 PULL_DELAY_WHEN_BROKER_FLOW_CONTROL_S = 0.02
 PULL_DELAY_ON_EXCEPTION_S = 3.0
-#: How soon a rebalance looks again for a subscribed topic that had no route.
-MISSING_ROUTE_RETRY_S = 1.0
 
 
 @dataclass
@@ -134,8 +132,15 @@ class LitePullConsumer:
             client_config.namesrv_addr = namesrv_addr
         self._own_instance = instance is None
         self.instance = instance or MQClientInstance(client_config)
-        self.subscriptions: dict[str, SubscriptionData] = {}
-        self.topic_queues: dict[str, set[MessageQueue]] = {}
+        self.rebalance = Rebalance(
+            self.instance,
+            group,
+            self.config.message_model,
+            self.config.allocate_strategy,
+            self.config.rebalance_interval_s,
+            self._apply_rebalance,
+            lambda topic: {mq for mq in self._states if mq.topic == topic},
+        )
         self.offset_store: OffsetStore
         self._assigned: set[MessageQueue] | None = None  # set once assign() is used
         self._states: dict[MessageQueue, _QueueState] = {}
@@ -143,7 +148,6 @@ class LitePullConsumer:
         self._buffer: deque[_ConsumeRequest] = deque()
         self._arrived = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._rebalance_wakeup = asyncio.Event()
         self._next_auto_commit = 0.0
         self._started = False
 
@@ -154,16 +158,14 @@ class LitePullConsumer:
         whose tag matches ``expression`` are returned."""
         if self._assigned is not None:
             raise MQClientError("subscribe and assign cannot be mixed on one consumer")
-        self.subscriptions[topic] = build_subscription_data(
-            topic, expression, int(time.time() * 1000)
-        )
-        if self._started:
-            self._rebalance_wakeup.set()
+        self.rebalance.subscribe(topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
-        self.subscriptions.pop(topic, None)
-        if self._started:
-            self._rebalance_wakeup.set()
+        self.rebalance.unsubscribe(topic)
+
+    @property
+    def subscriptions(self) -> dict[str, SubscriptionData]:
+        return self.rebalance.subscriptions
 
     def assign(self, queues: Iterable[MessageQueue]) -> None:
         """Consume exactly ``queues`` (all tags); no rebalance and no group membership."""
@@ -220,14 +222,10 @@ class LitePullConsumer:
             )
         )
         if subscribing:
-            for topic in list(self.subscriptions):
-                try:
-                    await self.instance.update_topic_route(topic)
-                except Exception as exc:
-                    log.info("no route for %s yet: %s", topic, exc)
+            await self.rebalance.fetch_routes()
             await self.instance.send_heartbeat_to_all_brokers()
-            await self.do_rebalance()
-            self._tasks.append(asyncio.create_task(self._rebalance_loop()))
+            await self.rebalance.do_rebalance()
+            self._tasks.append(asyncio.create_task(self.rebalance.run()))
         elif self._assigned:
             self._update_assignment(self._assigned)
 
@@ -251,90 +249,27 @@ class LitePullConsumer:
     # -- what the client instance asks (subscribe mode) -------------------------------------
 
     def consumer_data(self) -> ConsumerData:
-        return ConsumerData(
-            group_name=self.group,
-            consume_type=ConsumeType.CONSUME_ACTIVELY,
-            message_model=self.config.message_model,
-            consume_from_where=self.config.consume_from_where,
-            subscription_data_set=[
-                SubscriptionDataBody(
-                    topic=s.topic,
-                    sub_string=s.sub_string,
-                    tags_set=set(s.tags_set),
-                    code_set=set(s.code_set),
-                    sub_version=s.sub_version,
-                    expression_type=s.expression_type,
-                )
-                for s in self.subscriptions.values()
-            ],
+        return self.rebalance.consumer_data(
+            ConsumeType.CONSUME_ACTIVELY, self.config.consume_from_where
         )
 
     def subscribed_topics(self) -> set[str]:
         return set(self.subscriptions)
 
     def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
-        self.topic_queues[topic] = queues
+        self.rebalance.topic_queues[topic] = queues
 
     def rebalance_now(self) -> None:
-        self._rebalance_wakeup.set()
+        self.rebalance.wakeup()
 
     # -- rebalance ----------------------------------------------------------------------------
 
-    async def _rebalance_loop(self) -> None:
-        while True:
-            missing = any(not self.topic_queues.get(t) for t in self.subscriptions)
-            interval = MISSING_ROUTE_RETRY_S if missing else self.config.rebalance_interval_s
-            try:
-                async with asyncio.timeout(interval):
-                    await self._rebalance_wakeup.wait()
-            except TimeoutError:
-                pass
-            self._rebalance_wakeup.clear()
-            try:
-                await self.do_rebalance()
-            except Exception:
-                log.exception("rebalance of %s failed", self.group)
-
-    async def do_rebalance(self) -> None:
-        """This consumer's share of every subscribed topic; lost queues' offsets are
-        persisted before they go (RebalanceLitePullImpl.removeUnnecessaryMessageQueue)."""
-        wanted: set[MessageQueue] = set()
-        for topic in sorted(self.subscriptions):
-            wanted |= await self._allocate(topic)
+    async def _apply_rebalance(self, wanted: set[MessageQueue]) -> None:
+        """Lost queues' offsets are persisted before they go
+        (RebalanceLitePullImpl.removeUnnecessaryMessageQueue)."""
         for mq in [mq for mq in self._states if mq not in wanted]:
             await self.offset_store.persist(mq)
         self._update_assignment(wanted)
-
-    async def _allocate(self, topic: str) -> set[MessageQueue]:
-        queues = self.topic_queues.get(topic)
-        if not queues:
-            try:
-                await self.instance.update_topic_route(topic)
-            except Exception as exc:
-                log.debug("no route for %s yet: %s", topic, exc)
-                return set()
-            queues = self.topic_queues.get(topic)
-        if not queues:
-            return set()
-        if self.config.message_model is MessageModel.BROADCASTING:
-            return set(queues)
-        addr = self.instance.any_broker_addr_of(topic)
-        if addr is None:
-            return set()
-        try:
-            cids = await self.instance.api.get_consumer_id_list(
-                addr, self.group, self.instance.config.mq_client_api_timeout_s
-            )
-        except Exception as exc:
-            log.warning("consumer list of %s from %s failed: %s", self.group, addr, exc)
-            return {mq for mq in self._states if mq.topic == topic}
-        if not cids:
-            return set()
-        return set(
-            self.config.allocate_strategy.allocate(
-                self.group, self.instance.client_id, sorted(queues), sorted(cids)
-            )
-        )
 
     def _update_assignment(self, wanted: set[MessageQueue]) -> None:
         for mq in [mq for mq in self._states if mq not in wanted]:
@@ -438,22 +373,13 @@ class LitePullConsumer:
         return state.pull_offset
 
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        """The group's committed offset, else where consume_from_where says a new group
-        starts (RebalanceLitePullImpl.computePullFromWhere). -1 when it cannot be known."""
-        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != -1:
-            return -1
-        where = self.config.consume_from_where
-        if mq.topic.startswith("%RETRY%") or where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-            return 0
-        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-            stamp = self.config.consume_timestamp_ms
-            if stamp is None:
-                stamp = int(time.time() * 1000) - 30 * 60 * 1000
-            return await self.offset_for_timestamp(mq, stamp)
-        return await self._max_offset(mq)
+        return await start_offset(
+            self.instance,
+            self.offset_store,
+            mq,
+            self.config.consume_from_where,
+            self.config.consume_timestamp_ms,
+        )
 
     # -- polling ------------------------------------------------------------------------------
 

@@ -40,19 +40,18 @@ from orbitmq.client.offset_store import (
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
+from orbitmq.client.rebalance import Rebalance, start_offset
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.filter import SUB_ALL, SubscriptionData
 from orbitmq.protocol import (
-    ConsumeFromWhere,
     ConsumerData,
     ConsumeType,
     LockBatchRequestBody,
     MessageModel,
     UnlockBatchRequestBody,
 )
-from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
 from orbitmq.protocol.header import PullMessageRequestHeader
 
 log = logging.getLogger(__name__)
@@ -64,8 +63,6 @@ _FLAG_SUBSCRIPTION = 0x1 << 2
 #: How long to wait after a pull error, and while flow control holds a queue.
 PULL_TIME_DELAY_WHEN_EXCEPTION_S = 3.0
 PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S = 0.05
-#: How soon a rebalance looks again for a subscribed topic that had no route.
-MISSING_ROUTE_RETRY_S = 1.0
 
 
 @dataclass
@@ -110,8 +107,15 @@ class PushConsumer:
             client_config.namesrv_addr = namesrv_addr
         self._own_instance = instance is None
         self.instance = instance or MQClientInstance(client_config)
-        self.subscriptions: dict[str, SubscriptionData] = {}
-        self.topic_queues: dict[str, set[MessageQueue]] = {}
+        self.rebalance = Rebalance(
+            self.instance,
+            group,
+            self.config.message_model,
+            self.config.allocate_strategy,
+            self.config.rebalance_interval_s,
+            self._update_process_queues,
+            lambda topic: {mq for mq in self.process_queues if mq.topic == topic},
+        )
         self.process_queues: dict[MessageQueue, ProcessQueue] = {}
         self.hooks: list[ConsumeMessageHook] = []
         self.offset_store: OffsetStore
@@ -120,7 +124,6 @@ class PushConsumer:
         self._consume_service: ConsumeService | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._rebalance_wakeup = asyncio.Event()
         self._started = False
 
     # -- configuration --------------------------------------------------------------------
@@ -128,12 +131,14 @@ class PushConsumer:
     def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
         """Consume ``topic``'s messages whose tag matches ``expression`` ("TagA || TagB",
         or "*" for all)."""
-        self.subscriptions[topic] = build_subscription_data(
-            topic, expression, int(time.time() * 1000)
-        )
+        self.rebalance.subscribe(topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
-        self.subscriptions.pop(topic, None)
+        self.rebalance.unsubscribe(topic)
+
+    @property
+    def subscriptions(self) -> dict[str, SubscriptionData]:
+        return self.rebalance.subscriptions
 
     def register_listener(self, listener: Listener, *, orderly: bool = False) -> None:
         """``listener(messages, context)``: ``async def`` or a plain function (run on a thread
@@ -163,9 +168,8 @@ class PushConsumer:
         if clustering:
             # Every clustering consumer also takes its group's retries (R31).
             retry = retry_topic(self.group)
-            self.subscriptions.setdefault(
-                retry, build_subscription_data(retry, SUB_ALL, int(time.time() * 1000))
-            )
+            if retry not in self.subscriptions:
+                self.rebalance.subscribe(retry, SUB_ALL)
             self.offset_store = RemoteBrokerOffsetStore(self.group, BrokerOffsets(self.instance))
         else:
             self.offset_store = LocalFileOffsetStore(
@@ -181,16 +185,12 @@ class PushConsumer:
         )
         self.instance.register_consumer(self)
         await self.instance.start()
-        for topic in list(self.subscriptions):
-            try:
-                await self.instance.update_topic_route(topic)
-            except Exception as exc:
-                log.info("no route for %s yet: %s", topic, exc)
+        await self.rebalance.fetch_routes()
         await self.instance.send_heartbeat_to_all_brokers()
         self._started = True
-        await self.do_rebalance()
+        await self.rebalance.do_rebalance()
         self._tasks = [
-            asyncio.create_task(self._rebalance_loop()),
+            asyncio.create_task(self.rebalance.run()),
             asyncio.create_task(
                 run_every(
                     self.instance.config.persist_consumer_offset_interval_s,
@@ -236,32 +236,18 @@ class PushConsumer:
     # -- what the client instance asks ------------------------------------------------------
 
     def consumer_data(self) -> ConsumerData:
-        return ConsumerData(
-            group_name=self.group,
-            consume_type=ConsumeType.CONSUME_PASSIVELY,
-            message_model=self.config.message_model,
-            consume_from_where=self.config.consume_from_where,
-            subscription_data_set=[
-                SubscriptionDataBody(
-                    topic=s.topic,
-                    sub_string=s.sub_string,
-                    tags_set=set(s.tags_set),
-                    code_set=set(s.code_set),
-                    sub_version=s.sub_version,
-                    expression_type=s.expression_type,
-                )
-                for s in self.subscriptions.values()
-            ],
+        return self.rebalance.consumer_data(
+            ConsumeType.CONSUME_PASSIVELY, self.config.consume_from_where
         )
 
     def subscribed_topics(self) -> set[str]:
         return set(self.subscriptions)
 
     def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
-        self.topic_queues[topic] = queues
+        self.rebalance.topic_queues[topic] = queues
 
     def rebalance_now(self) -> None:
-        self._rebalance_wakeup.set()
+        self.rebalance.wakeup()
 
     async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
         """The broker reset the group's offsets in ``topic`` (an admin's reset by time): drop
@@ -284,67 +270,9 @@ class PushConsumer:
                 )
         if self.config.message_model is MessageModel.BROADCASTING:
             await self.offset_store.persist_all(set(offsets))
-        await self.do_rebalance()
+        await self.rebalance.do_rebalance()
 
-    # -- rebalance --------------------------------------------------------------------------
-
-    async def _rebalance_loop(self) -> None:
-        while True:
-            # A topic without a route yet (typically %RETRY%group, which the broker creates on
-            # this consumer's first heartbeat) is looked for again soon, not in 20 s.
-            missing = any(not self.topic_queues.get(t) for t in self.subscriptions)
-            interval = MISSING_ROUTE_RETRY_S if missing else self.config.rebalance_interval_s
-            try:
-                async with asyncio.timeout(interval):
-                    await self._rebalance_wakeup.wait()
-            except TimeoutError:
-                pass
-            self._rebalance_wakeup.clear()
-            try:
-                await self.do_rebalance()
-            except Exception:
-                log.exception("rebalance of %s failed", self.group)
-
-    async def do_rebalance(self) -> None:
-        """RebalanceImpl.doRebalance: for each subscribed topic, this consumer's share."""
-        wanted: set[MessageQueue] = set()
-        for topic in sorted(self.subscriptions):
-            wanted |= await self._allocate(topic)
-        await self._update_process_queues(wanted)
-
-    async def _allocate(self, topic: str) -> set[MessageQueue]:
-        queues = self.topic_queues.get(topic)
-        if not queues:
-            try:
-                await self.instance.update_topic_route(topic)
-            except Exception as exc:
-                log.debug("no route for %s yet: %s", topic, exc)
-                return set()
-            # Its brokers may be new to this client: they must know the consumer before
-            # they can list it among the group's consumers.
-            await self.instance.send_heartbeat_to_all_brokers()
-            queues = self.topic_queues.get(topic)
-        if not queues:
-            return set()
-        if self.config.message_model is MessageModel.BROADCASTING:
-            return set(queues)
-        addr = self.instance.any_broker_addr_of(topic)
-        if addr is None:
-            return set()
-        try:
-            cids = await self.instance.api.get_consumer_id_list(
-                addr, self.group, self.instance.config.mq_client_api_timeout_s
-            )
-        except Exception as exc:
-            log.warning("consumer list of %s from %s failed: %s", self.group, addr, exc)
-            return {mq for mq in self.process_queues if mq.topic == topic}
-        if not cids:
-            return set()
-        return set(
-            self.config.allocate_strategy.allocate(
-                self.group, self.instance.client_id, sorted(queues), sorted(cids)
-            )
-        )
+    # -- owned queues ------------------------------------------------------------------------
 
     async def _update_process_queues(self, wanted: set[MessageQueue]) -> None:
         for mq in [mq for mq in self.process_queues if mq not in wanted]:
@@ -378,26 +306,13 @@ class PushConsumer:
             await self._unlock(mq)
 
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        """RebalancePushImpl.computePullFromWhere: the committed offset, else where
-        consume_from_where says a new group starts. -1 when it cannot be known now."""
-        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != -1:
-            return -1
-        where = self.config.consume_from_where
-        api, timeout = self.instance.api, self.instance.config.mq_client_api_timeout_s
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        if mq.topic.startswith("%RETRY%"):
-            return 0
-        if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-            return 0
-        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-            stamp = self.config.consume_timestamp_ms
-            if stamp is None:
-                stamp = int(time.time() * 1000) - 30 * 60 * 1000
-            return await api.search_offset(addr, mq, stamp, timeout)
-        return await api.get_max_offset(addr, mq, timeout)
+        return await start_offset(
+            self.instance,
+            self.offset_store,
+            mq,
+            self.config.consume_from_where,
+            self.config.consume_timestamp_ms,
+        )
 
     # -- pulling ----------------------------------------------------------------------------
 
