@@ -18,6 +18,9 @@ from orbitmq.store.message_store_config import MessageStoreConfig
 
 log = logging.getLogger(__name__)
 
+#: A query end later than any store time.
+_NO_END = 2**62
+
 
 def timestamp_file_name(timestamp_ms: int) -> str:
     """RocketMQ's index file name: local time as yyyyMMddHHmmssSSS."""
@@ -113,19 +116,23 @@ class IndexService:
         ):
             if uniq_key is None and raw_keys is None:
                 continue
-            if offsets[row] <= indexed_until or kinds[row] == sf.TRANSACTION_ROLLBACK_TYPE:
+            if offsets[row] < indexed_until or kinds[row] == sf.TRANSACTION_ROLLBACK_TYPE:
                 continue  # already indexed (recovery dispatches again), or rolled back
             prefix = prefixes.get(topic)
             if prefix is None:
                 prefix = prefixes[topic] = topic.encode() + b"#"
-            if uniq_key:
-                keys.append(prefix + uniq_key)
-                rows.append(row)
+            record_keys = [uniq_key] if uniq_key else []
             if raw_keys:
-                for key in raw_keys.split(b" "):
-                    if key:
-                        keys.append(prefix + key)
-                        rows.append(row)
+                record_keys.extend(k for k in raw_keys.split(b" ") if k)
+            if offsets[row] == indexed_until:
+                # The last record indexed: its keys may have been cut between a full file
+                # and the next one by a crash. Put again only those not found.
+                record_keys = [
+                    k for k in record_keys if not self._has_entry(prefix, k, offsets[row])
+                ]
+            for key in record_keys:
+                keys.append(prefix + key)
+                rows.append(row)
         if keys:
             picked = np.array(rows, np.int64)
             self._put_keys(
@@ -133,6 +140,14 @@ class IndexService:
                 batch.commit_log_offsets[picked],
                 batch.store_timestamps[picked],
             )
+
+    def _has_entry(self, prefix: bytes, key: bytes, phy_offset: int) -> bool:
+        found: list[int] = []
+        for index_file in reversed(self.index_files):
+            index_file.select_phy_offset(prefix.decode(), key.decode(), 64, 0, _NO_END, found)
+            if phy_offset in found:
+                return True
+        return False
 
     def _put_keys(
         self,

@@ -193,3 +193,35 @@ def test_index_rolls_to_a_new_file_when_full(store_factory: StoreFactory) -> Non
     for i in range(12):
         found = store.query_message("TopicTest", f"key-{i}", 32, 0, FAR_FUTURE)
         assert _bodies(found.message_buffers) == [f"m{i}".encode()], i
+
+
+def test_keys_of_a_record_cut_between_two_index_files_by_a_crash_are_put_again(
+    store_factory: StoreFactory,
+) -> None:
+    # 9 entries per file: m0..m3 take 8, m4's UNIQ_KEY the 9th; m4's key goes to file 2.
+    clock = ManualClock(T0)
+    store = store_factory(clock=clock, max_index_num=10)
+    uniq_keys = []
+    for i in range(5):
+        clock.set(T0 + i * 1000)
+        message = make_message(body=f"m{i}".encode(), keys=f"key-{i}")
+        assert store.put_message(message).is_ok
+        uniq_keys.append(message.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
+    assert store.wait_for_dispatch()
+    paths = _index_paths(store)
+    assert len(paths) == 2
+    store.shutdown()
+    # A kill after file 1 filled and before file 2 got m4's key: file 2 never written, and
+    # the abort file left behind.
+    paths[1].unlink()
+    (Path(store.config.store_path_root_dir) / "abort").touch()
+
+    again = store_factory(clock=clock, max_index_num=10)
+    assert again.wait_for_dispatch()
+
+    for i in range(5):
+        found = again.query_message("TopicTest", f"key-{i}", 32, 0, FAR_FUTURE)
+        assert _bodies(found.message_buffers) == [f"m{i}".encode()], i
+    # The key that was already there is not put twice.
+    found = again.query_message("TopicTest", uniq_keys[4], 32, 0, FAR_FUTURE)
+    assert _bodies(found.message_buffers) == [b"m4"]
