@@ -24,7 +24,7 @@ from tests.compat.client_venv import (
     CPP_CVS_REQUIREMENT,
     compat_venv,
 )
-from tests.support import start_orbitmq
+from tests.support import SMALL_STORE_CONF, start_orbitmq
 
 CLIENTS_DIR = Path(__file__).resolve().parent / "clients"
 
@@ -176,10 +176,8 @@ def broker_conf() -> str | None:
 def orbitmq(tmp_path_factory: pytest.TempPathFactory, broker_conf: str | None) -> Iterator[OrbitMQ]:
     """``orbitmq start`` on free ports for the module's tests; stopped with SIGTERM."""
     tmp = tmp_path_factory.mktemp("orbitmq")
-    config = None
-    if broker_conf is not None:
-        config = tmp / "broker.conf"
-        config.write_text(broker_conf)
+    config = tmp / "broker.conf"
+    config.write_text(SMALL_STORE_CONF + (broker_conf or ""))
     process, ready = start_orbitmq(tmp / "data", tmp / "orbitmq", config)
     try:
         yield OrbitMQ(namesrv=ready[1], broker=ready[2], data_dir=tmp / "data")

@@ -54,7 +54,8 @@ async def send_and_pull(namesrv: str, broker: str) -> None:
 
 def test_start_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    process, ready = start_orbitmq(data_dir, tmp_path / "orbitmq")
+    # The embedded defaults, as `make run` starts them (1 GiB commit log file included).
+    process, ready = start_orbitmq(data_dir, tmp_path / "orbitmq", small_files=False)
     try:
         namesrv, broker, cluster, name, shown_dir = ready.groups()
         assert (cluster, name) == ("DefaultCluster", "broker-a")
