@@ -1,12 +1,30 @@
-"""``BrokerOffsets``: the remote offset store's way to the brokers, shared by the push and lite
-pull consumers."""
+"""``BrokerOffsets``: the remote offset store's way to the brokers; and ``offset_store_for``,
+the store a consumer's message model calls for. Shared by the push and lite pull consumers."""
 
 from __future__ import annotations
 
 from orbitmq.client import mq_client_api
+from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.mq_client_instance import MQClientInstance
-from orbitmq.client.offset_store import OffsetNotFoundError
+from orbitmq.client.offset_store import (
+    DEFAULT_LOCAL_OFFSET_STORE_DIR,
+    LocalFileOffsetStore,
+    OffsetNotFoundError,
+    OffsetStore,
+    RemoteBrokerOffsetStore,
+)
 from orbitmq.common import MessageQueue
+from orbitmq.protocol import MessageModel
+
+
+def offset_store_for(config: ConsumerConfig, instance: MQClientInstance, group: str) -> OffsetStore:
+    """Clustering keeps progress at the brokers (R21), broadcasting in a local
+    ``offsets.json`` (R22)."""
+    if config.message_model is MessageModel.CLUSTERING:
+        return RemoteBrokerOffsetStore(group, BrokerOffsets(instance))
+    return LocalFileOffsetStore(
+        instance.client_id, group, config.local_offset_store_dir or DEFAULT_LOCAL_OFFSET_STORE_DIR
+    )
 
 
 class BrokerOffsets:

@@ -48,6 +48,18 @@ class _ListenerRunner:
         self._pool = None if self._is_async else ThreadPoolExecutor(threads, "orbitmq-consume")
         self._slots = asyncio.Semaphore(threads)
 
+    async def consume(
+        self, consumer: PushConsumer, batch: list[MessageExt], context: ConsumeContext
+    ) -> bool:
+        """One listener call as the user sees it: original topics restored, consume start
+        stamped, the consumer's hooks around it. True when every message was consumed."""
+        restore_retry_topic(batch, consumer.group)
+        mark_consume_start(batch)
+        hooks_context = consumer.before_consume(batch, context.message_queue)
+        ok = await self.run(batch, context)
+        consumer.after_consume(hooks_context, ok)
+        return ok
+
     async def run(self, messages: Sequence[MessageExt], context: ConsumeContext) -> bool:
         """True when the listener consumed every message."""
         async with self._slots:
@@ -113,12 +125,8 @@ class ConcurrentConsumeService:
         if pq.dropped:
             return
         consumer = self._consumer
-        restore_retry_topic(batch, consumer.group)
-        mark_consume_start(batch)
         context = ConsumeContext(mq)
-        hooks_context = consumer.before_consume(batch, mq)
-        ok = await self._runner.run(batch, context)
-        consumer.after_consume(hooks_context, ok)
+        ok = await self._runner.consume(consumer, batch, context)
         if pq.dropped:
             # The queue moved to another consumer meanwhile: it consumes these again.
             return
@@ -180,14 +188,10 @@ class OrderlyConsumeService:
             batch = pq.take_messages(size)
             if not batch:
                 return
-            restore_retry_topic(batch, consumer.group)
-            mark_consume_start(batch)
             context = ConsumeContext(
                 mq, suspend_current_queue_time_s=consumer.config.suspend_current_queue_time_s
             )
-            hooks_context = consumer.before_consume(batch, mq)
-            ok = await self._runner.run(batch, context)
-            consumer.after_consume(hooks_context, ok)
+            ok = await self._runner.consume(consumer, batch, context)
             if pq.dropped:
                 return
             if not ok and await self._should_suspend(batch):

@@ -47,8 +47,9 @@ Listener = Callable[
 
 
 @dataclass
-class PushConsumerConfig:
-    """RocketMQ's DefaultMQPushConsumer settings. Times in seconds."""
+class ConsumerConfig:
+    """What the push and lite pull consumers' settings share (RocketMQ's names). Times in
+    seconds."""
 
     message_model: MessageModel = MessageModel.CLUSTERING
     consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
@@ -57,11 +58,20 @@ class PushConsumerConfig:
     allocate_strategy: AllocateMessageQueueStrategy = field(
         default_factory=AllocateMessageQueueAveragely
     )
+    pull_threshold_for_queue: int = 1000
+    pull_threshold_size_for_queue_mib: int = 100
+    rebalance_interval_s: float = 20.0
+    #: Broadcasting: where offsets.json files live (RocketMQ's rocketmq.client.localOffsetStoreDir).
+    local_offset_store_dir: str | None = None
+
+
+@dataclass
+class PushConsumerConfig(ConsumerConfig):
+    """RocketMQ's DefaultMQPushConsumer settings. Times in seconds."""
+
     consume_thread_min: int = 20
     consume_thread_max: int = 20
     consume_concurrently_max_span: int = 2000
-    pull_threshold_for_queue: int = 1000
-    pull_threshold_size_for_queue_mib: int = 100
     pull_interval_s: float = 0.0
     consume_message_batch_max_size: int = 1
     pull_batch_size: int = 32
@@ -70,13 +80,10 @@ class PushConsumerConfig:
     max_reconsume_times: int = -1
     suspend_current_queue_time_s: float = 1.0
     consume_timeout_s: float = 15 * 60.0
-    rebalance_interval_s: float = 20.0
     #: How long the broker holds a pull that finds nothing (long polling).
     broker_suspend_max_time_s: float = 15.0
     #: Orderly: how often queue locks are renewed at the broker.
     lock_renew_interval_s: float = 20.0
-    #: Broadcasting: where offsets.json files live (RocketMQ's rocketmq.client.localOffsetStoreDir).
-    local_offset_store_dir: str | None = None
 
     @property
     def effective_max_reconsume_times(self) -> int:

@@ -19,20 +19,15 @@ import logging
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from orbitmq.client.allocate_strategy import (
-    AllocateMessageQueueAveragely,
-    AllocateMessageQueueStrategy,
-)
-from orbitmq.client.broker_offsets import BrokerOffsets
+from orbitmq.client.broker_offsets import offset_store_for
 from orbitmq.client.consume_service import restore_retry_topic
+from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQBrokerError, MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
 from orbitmq.client.offset_store import (
-    DEFAULT_LOCAL_OFFSET_STORE_DIR,
     OFFSET_READ_FAILED,
-    LocalFileOffsetStore,
     OffsetStore,
     ReadOffsetType,
     RemoteBrokerOffsetStore,
@@ -43,7 +38,7 @@ from orbitmq.client.rebalance import Rebalance, start_offset
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
-from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
+from orbitmq.protocol import ConsumerData, ConsumeType
 from orbitmq.protocol.header import PullMessageRequestHeader
 
 log = logging.getLogger(__name__)
@@ -58,33 +53,21 @@ PULL_DELAY_ON_EXCEPTION_S = 3.0
 
 
 @dataclass
-class LitePullConsumerConfig:
+class LitePullConsumerConfig(ConsumerConfig):
     """RocketMQ's DefaultLitePullConsumer settings. Times in seconds."""
 
-    message_model: MessageModel = MessageModel.CLUSTERING
-    consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
-    #: For CONSUME_FROM_TIMESTAMP: epoch milliseconds (RocketMQ: half an hour ago).
-    consume_timestamp_ms: int | None = None
-    allocate_strategy: AllocateMessageQueueStrategy = field(
-        default_factory=AllocateMessageQueueAveragely
-    )
     #: Messages per pull, and so at most per ``poll``.
     pull_batch_size: int = 10
     #: Buffered messages of all queues (counted as buffered pulls times pull_batch_size).
     pull_threshold_for_all: int = 10000
-    pull_threshold_for_queue: int = 1000
-    pull_threshold_size_for_queue_mib: int = 100
     consume_max_span: int = 2000
     auto_commit: bool = True
     auto_commit_interval_s: float = 5.0
     poll_timeout_s: float = 5.0
-    rebalance_interval_s: float = 20.0
     #: How long the broker holds a pull that finds nothing (long polling) ...
     broker_suspend_max_time_s: float = 20.0
     #: ... and how long the client waits for such a pull's answer.
     consumer_timeout_when_suspend_s: float = 30.0
-    #: Broadcasting: where offsets.json files live.
-    local_offset_store_dir: str | None = None
 
 
 @dataclass(eq=False)
@@ -195,14 +178,7 @@ class LitePullConsumer:
     async def start(self) -> None:
         if self._started:
             return
-        if self.config.message_model is MessageModel.CLUSTERING:
-            self.offset_store = RemoteBrokerOffsetStore(self.group, BrokerOffsets(self.instance))
-        else:
-            self.offset_store = LocalFileOffsetStore(
-                self.instance.client_id,
-                self.group,
-                self.config.local_offset_store_dir or DEFAULT_LOCAL_OFFSET_STORE_DIR,
-            )
+        self.offset_store = offset_store_for(self.config, self.instance, self.group)
         self.offset_store.load()
         subscribing = self._assigned is None
         if subscribing:

@@ -60,14 +60,14 @@ from orbitmq.protocol.header import (
 from orbitmq.remoting import RemotingClient
 
 #: Send answers that still mean "stored" (MQClientAPIImpl.processSendResponse).
-_SEND_STATUS: Final = {
+_SEND_STATUS: Final[dict[int, SendStatus]] = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
     ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
     ResponseCode.FLUSH_SLAVE_TIMEOUT: SendStatus.FLUSH_SLAVE_TIMEOUT,
     ResponseCode.SLAVE_NOT_AVAILABLE: SendStatus.SLAVE_NOT_AVAILABLE,
 }
 #: Pull answers (MQClientAPIImpl.processPullResponse); anything else is an error.
-_PULL_STATUS: Final = {
+_PULL_STATUS: Final[dict[int, PullStatus]] = {
     ResponseCode.SUCCESS: PullStatus.FOUND,
     ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
@@ -173,7 +173,7 @@ class MQClientAPI:
         response = await self._call(
             addr, RequestCode.PULL_MESSAGE, header.to_ext_fields(), b"", timeout_s
         )
-        status = _PULL_STATUS.get(ResponseCode(response.code)) if _known(response.code) else None
+        status = _PULL_STATUS.get(response.code)
         if status is None:
             raise MQBrokerError.for_response(response, addr)
         answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
@@ -400,10 +400,6 @@ class MQClientAPI:
         return decode_client_messages(response.body)
 
 
-def _known(code: int) -> bool:
-    return code in ResponseCode._value2member_map_
-
-
 def send_result_from(
     response: RemotingCommand,
     addr: str,
@@ -412,7 +408,7 @@ def send_result_from(
     msg_id: str,
 ) -> SendResult:
     """MQClientAPIImpl.processSendResponse: a SendResult, or the error the code means."""
-    status = _SEND_STATUS.get(ResponseCode(response.code)) if _known(response.code) else None
+    status = _SEND_STATUS.get(response.code)
     if status is None:
         raise MQBrokerError.for_response(response, addr)
     answer = SendMessageResponseHeader.from_ext_fields(response.ext_fields)

@@ -140,7 +140,49 @@ def local_offset_store_path(store_dir: str | os.PathLike[str], client_id: str, g
     return Path(store_dir).expanduser() / client_id / group / LOCAL_OFFSET_FILE_NAME
 
 
-class LocalFileOffsetStore:
+class _MemoryOffsetStore:
+    """What both stores share: one group's in-memory offset table, and reads that consult it
+    before the store proper (``_read_stored``). ``update_offset``, ``remove_offset`` and
+    ``clone_offset_table`` are safe from any thread."""
+
+    def __init__(self, group: str) -> None:
+        self.group = group
+        self._table = _OffsetTable()
+
+    def update_offset(self, mq: MessageQueue, offset: int, increase_only: bool) -> None:
+        self._table.update(mq, offset, increase_only)
+
+    async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int:
+        """From memory and/or the store; a stored value replaces the memory value. -1 when
+        unknown, -2 when the store could not be asked (the caller retries later)."""
+        if read_type is not ReadOffsetType.READ_FROM_STORE:
+            offset = self._table.get(mq)
+            if offset is not None:
+                return offset
+            if read_type is ReadOffsetType.READ_FROM_MEMORY:
+                return OFFSET_NOT_FOUND
+        stored = await self._read_stored(mq)
+        if stored >= 0:
+            self._table.update(mq, stored, increase_only=False)
+        return stored
+
+    async def _read_stored(self, mq: MessageQueue) -> int:
+        raise NotImplementedError
+
+    def remove_offset(self, mq: MessageQueue) -> None:
+        self._table.remove(mq)
+        log.info(
+            "remove unnecessary messageQueue offset. group=%s, mq=%s, offsetTableSize=%d",
+            self.group,
+            mq,
+            len(self._table),
+        )
+
+    def clone_offset_table(self, topic: str) -> dict[MessageQueue, int]:
+        return self._table.snapshot(topic)
+
+
+class LocalFileOffsetStore(_MemoryOffsetStore):
     """A broadcasting consumer's offsets (R22): owns the in-memory table of one group on this
     client and the ``offsets.json`` (with its ``.bak``) they persist to.
 
@@ -154,10 +196,9 @@ class LocalFileOffsetStore:
         group: str,
         store_dir: str | os.PathLike[str] = DEFAULT_LOCAL_OFFSET_STORE_DIR,
     ) -> None:
-        self.group = group
+        super().__init__(group)
         self.path = local_offset_store_path(store_dir, client_id, group)
         self._file = ConfigFile(self.path)
-        self._table = _OffsetTable()
         # One read-merge-write at a time: two persists must not interleave their merges.
         self._file_lock = threading.Lock()
 
@@ -173,28 +214,16 @@ class LocalFileOffsetStore:
             self._table.update(mq, offset, increase_only=False)
             log.info("load consumer's offset, %s %s %d", self.group, mq, offset)
 
-    def update_offset(self, mq: MessageQueue, offset: int, increase_only: bool) -> None:
-        self._table.update(mq, offset, increase_only)
-
-    async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int:
-        """From memory and/or the file. -1 when unknown or when the file cannot be read
-        (RocketMQ's local store never answers -2)."""
-        if read_type is not ReadOffsetType.READ_FROM_STORE:
-            offset = self._table.get(mq)
-            if offset is not None:
-                return offset
-            if read_type is ReadOffsetType.READ_FROM_MEMORY:
-                return OFFSET_NOT_FOUND
+    async def _read_stored(self, mq: MessageQueue) -> int:
+        """From the file; -1 when it has none or cannot be read (RocketMQ's local store never
+        answers -2)."""
         try:
             wrapper = await asyncio.to_thread(self._read_file)
         except OrbitError as exc:
             log.warning("cannot read local offsets %s: %s", self.path, exc)
             return OFFSET_NOT_FOUND
         stored = None if wrapper is None else wrapper.offset_table.get(mq)
-        if stored is None:
-            return OFFSET_NOT_FOUND
-        self._table.update(mq, stored, increase_only=False)
-        return stored
+        return OFFSET_NOT_FOUND if stored is None else stored
 
     async def persist_all(self, mqs: Collection[MessageQueue]) -> None:
         """Write the offsets of ``mqs`` into the file, keeping what it holds for other queues
@@ -209,18 +238,6 @@ class LocalFileOffsetStore:
         offset = self._table.get(mq)
         if offset is not None:
             await asyncio.to_thread(self._merge_into_file, {mq: offset})
-
-    def remove_offset(self, mq: MessageQueue) -> None:
-        self._table.remove(mq)
-        log.info(
-            "remove unnecessary messageQueue offset. group=%s, mq=%s, offsetTableSize=%d",
-            self.group,
-            mq,
-            len(self._table),
-        )
-
-    def clone_offset_table(self, topic: str) -> dict[MessageQueue, int]:
-        return self._table.snapshot(topic)
 
     async def update_consume_offset_to_broker(
         self, mq: MessageQueue, offset: int, is_oneway: bool
@@ -265,7 +282,7 @@ class BrokerOffsetBackend(Protocol):
         ...
 
 
-class RemoteBrokerOffsetStore:
+class RemoteBrokerOffsetStore(_MemoryOffsetStore):
     """A clustering consumer's offsets (R21): owns the in-memory table of one group on this
     client; the broker holds the committed copy, reached through an injected backend.
 
@@ -274,34 +291,21 @@ class RemoteBrokerOffsetStore:
     """
 
     def __init__(self, group: str, backend: BrokerOffsetBackend) -> None:
-        self.group = group
+        super().__init__(group)
         self._backend = backend
-        self._table = _OffsetTable()
 
     def load(self) -> None:
         """Nothing to load: offsets are read from the broker queue by queue."""
 
-    def update_offset(self, mq: MessageQueue, offset: int, increase_only: bool) -> None:
-        self._table.update(mq, offset, increase_only)
-
-    async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int:
-        """From memory and/or the broker. A broker answer replaces the memory value; -1 when
-        the broker has none, -2 when it could not be asked (the caller retries later)."""
-        if read_type is not ReadOffsetType.READ_FROM_STORE:
-            offset = self._table.get(mq)
-            if offset is not None:
-                return offset
-            if read_type is ReadOffsetType.READ_FROM_MEMORY:
-                return OFFSET_NOT_FOUND
+    async def _read_stored(self, mq: MessageQueue) -> int:
+        """From the broker: -1 when it has none, -2 when it could not be asked."""
         try:
-            broker_offset = await self._backend.query_consumer_offset(self.group, mq)
+            return await self._backend.query_consumer_offset(self.group, mq)
         except OffsetNotFoundError:
             return OFFSET_NOT_FOUND
         except Exception as exc:  # any failure: the caller must not guess a start offset
             log.warning("fetchConsumeOffsetFromBroker exception, %s: %s", mq, exc)
             return OFFSET_READ_FAILED
-        self._table.update(mq, broker_offset, increase_only=False)
-        return broker_offset
 
     async def persist_all(self, mqs: Collection[MessageQueue]) -> None:
         """Commit the offsets of ``mqs`` (oneway, as RocketMQ's periodic commit) and forget
@@ -325,18 +329,6 @@ class RemoteBrokerOffsetStore:
         offset = self._table.get(mq)
         if offset is not None:
             await self._commit_logged(mq, offset, "persist")
-
-    def remove_offset(self, mq: MessageQueue) -> None:
-        self._table.remove(mq)
-        log.info(
-            "remove unnecessary messageQueue offset. group=%s, mq=%s, offsetTableSize=%d",
-            self.group,
-            mq,
-            len(self._table),
-        )
-
-    def clone_offset_table(self, topic: str) -> dict[MessageQueue, int]:
-        return self._table.snapshot(topic)
 
     async def update_consume_offset_to_broker(
         self, mq: MessageQueue, offset: int, is_oneway: bool

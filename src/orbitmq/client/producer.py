@@ -207,9 +207,9 @@ class Producer:
                 elapsed_ms = int((time.monotonic() - began) * 1000)
                 self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, True)
                 error = exc
-                if not getattr(exc, "retriable", False):
+                if not exc.retriable:
                     raise
-                if getattr(exc, "refresh_route", False):
+                if exc.refresh_route:
                     await self._refresh_route(prepared.topic)
                 if isinstance(exc, MQBrokerError) and exc.is_flow_control:
                     pause = min(backoff.next_delay(), max(0.0, deadline - time.monotonic()))

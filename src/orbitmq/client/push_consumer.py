@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from orbitmq.client.broker_offsets import BrokerOffsets
+from orbitmq.client.broker_offsets import offset_store_for
 from orbitmq.client.consume_service import (
     ConcurrentConsumeService,
     ConsumeService,
@@ -32,11 +32,8 @@ from orbitmq.client.consumer_config import Listener, PushConsumerConfig
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.offset_store import (
-    DEFAULT_LOCAL_OFFSET_STORE_DIR,
-    LocalFileOffsetStore,
     OffsetStore,
     ReadOffsetType,
-    RemoteBrokerOffsetStore,
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
@@ -170,13 +167,7 @@ class PushConsumer:
             retry = retry_topic(self.group)
             if retry not in self.subscriptions:
                 self.rebalance.subscribe(retry, SUB_ALL)
-            self.offset_store = RemoteBrokerOffsetStore(self.group, BrokerOffsets(self.instance))
-        else:
-            self.offset_store = LocalFileOffsetStore(
-                self.instance.client_id,
-                self.group,
-                self.config.local_offset_store_dir or DEFAULT_LOCAL_OFFSET_STORE_DIR,
-            )
+        self.offset_store = offset_store_for(self.config, self.instance, self.group)
         self.offset_store.load()
         self._consume_service = (
             OrderlyConsumeService(self, self._listener)
@@ -254,11 +245,7 @@ class PushConsumer:
         those queues, commit the new offsets, and let the rebalance start them again there
         (RocketMQ's MQClientInstance.resetOffset)."""
         for mq in [mq for mq in self.process_queues if mq.topic == topic and mq in offsets]:
-            pq = self.process_queues.pop(mq)
-            pq.dropped = True
-            task = self._pull_tasks.pop(mq, None)
-            if task is not None:
-                task.cancel()
+            self._stop_queue(mq)
         instance = self.instance
         for mq, offset in offsets.items():
             self.offset_store.update_offset(mq, offset, False)
@@ -294,12 +281,16 @@ class PushConsumer:
             log.info("%s starts pulling %s from %d", self.group, mq, offset)
             self._pull_tasks[mq] = asyncio.create_task(self._pull_loop(mq, pq, offset))
 
-    async def _drop(self, mq: MessageQueue) -> None:
-        pq = self.process_queues.pop(mq)
-        pq.dropped = True
+    def _stop_queue(self, mq: MessageQueue) -> None:
+        """Stop pulling and consuming ``mq``: its process queue is dropped, its pull task
+        cancelled; in-flight listener calls finish but commit nothing."""
+        self.process_queues.pop(mq).dropped = True
         task = self._pull_tasks.pop(mq, None)
         if task is not None:
             task.cancel()
+
+    async def _drop(self, mq: MessageQueue) -> None:
+        self._stop_queue(mq)
         await self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
         if self._orderly and self.config.message_model is MessageModel.CLUSTERING:
