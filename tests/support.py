@@ -17,9 +17,31 @@ from orbitmq.common.message_id import UniqueIdGenerator
 from orbitmq.store import MessageStoreConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: Frames recorded between a real RocketMQ 4.9.8 and real clients. ``shared/`` sits beside
-#: the clone, on developers' machines and in CI alike.
-COMPAT_DIR = REPO_ROOT.parent / "shared" / "compat"
+
+
+def find_shared_dir() -> Path:
+    """The project's ``shared/`` (specification, recordings): ``$ORBITMQ_SHARED_DIR``, else
+    beside this checkout, else beside the repository it was cloned from (a clone made
+    elsewhere, e.g. ``git clone . /tmp/fresh``, finds it through its origin)."""
+    configured = os.environ.get("ORBITMQ_SHARED_DIR")
+    if configured:
+        return Path(configured)
+    beside = REPO_ROOT.parent / "shared"
+    if beside.is_dir():
+        return beside
+    origin = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "config", "--get", "remote.origin.url"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if origin and Path(origin).is_dir():
+        return Path(origin).resolve().parent / "shared"
+    return beside
+
+
+#: Frames recorded between a real RocketMQ 4.9.8 and real clients.
+COMPAT_DIR = find_shared_dir() / "compat"
 
 
 def compat_recordings() -> list[Path]:
