@@ -135,6 +135,38 @@ def _check_fields(
     data: bytes, starts: Int64Array, base_offset: int, check_crc: bool
 ) -> tuple[int, str, dict[str, Int64Array]]:
     """Validate every record's lengths, offset and CRC; (valid count, problem, columns)."""
+    if len(starts) < _SCALAR_BELOW:
+        columns, ok = _fields_scalar(data, starts.tolist(), base_offset)
+    else:
+        columns, ok = _fields_vector(data, starts, base_offset)
+    count = ok.index(False) if False in ok else len(ok)
+    problem = ""
+    if count < len(starts):
+        at = base_offset + int(starts[count])
+        problem = f"record at {at} has inconsistent fields"
+        if columns["offsets"][count] != at:
+            problem = f"record at {at} says its offset is {columns['offsets'][count]}"
+    if check_crc:
+        crcs = _gather(np.frombuffer(data, np.uint8), starts + 8, ">i4")
+        bodies = (starts + columns["born"] + columns["store"] + 72).tolist()
+        for i, (at, length, crc) in enumerate(
+            zip(bodies, columns["body_len"].tolist(), crcs.tolist(), strict=True)
+        ):
+            if i >= count:
+                break
+            if zlib.crc32(data[at : at + length]) & 0x7FFFFFFF != crc:
+                count, problem = (
+                    i,
+                    f"body CRC mismatch at physical offset {base_offset + int(starts[i])}",
+                )
+                break
+    return count, problem, columns
+
+
+def _fields_vector(
+    data: bytes, starts: Int64Array, base_offset: int
+) -> tuple[dict[str, Int64Array], list[bool]]:
+    """The fixed fields of many records, read with numpy; and whether each is consistent."""
     raw = np.frombuffer(data, np.uint8)
     totals = _gather(raw, starts, ">i4")
     flags = _gather(raw, starts + 36, ">i4")
@@ -149,39 +181,72 @@ def _check_fields(
     ok = (body_len >= 0) & (prefix + body_len + 3 <= totals) & (props_len >= 0)
     ok &= topic_at + 3 + topic_len + props_len == starts + totals
     ok &= offsets == base_offset + starts
-    count = len(starts) if ok.all() else int(np.argmin(ok))
-    problem = ""
-    if count < len(starts):
-        problem = f"record at {base_offset + int(starts[count])} has inconsistent fields"
-        if offsets[count] != base_offset + starts[count]:
-            problem = (
-                f"record at {base_offset + int(starts[count])} says its offset is {offsets[count]}"
-            )
-    if check_crc:
-        crcs = _gather(raw, starts + 8, ">i4")
-        bodies = (starts + prefix).tolist()
-        for i, (at, length, crc) in enumerate(
-            zip(bodies, body_len.tolist(), crcs.tolist(), strict=True)
-        ):
-            if i >= count:
-                break
-            if zlib.crc32(data[at : at + length]) & 0x7FFFFFFF != crc:
-                count, problem = (
-                    i,
-                    f"body CRC mismatch at physical offset {base_offset + int(starts[i])}",
-                )
-                break
     columns = {
         "totals": totals,
         "flags": flags,
         "born": born,
         "store": store,
+        "body_len": body_len,
         "topic_at": topic_at,
         "topic_len": topic_len,
         "props_len": props_len,
         "offsets": offsets,
     }
-    return count, problem, columns
+    return columns, ok.tolist()
+
+
+_FIELDS: Final = (
+    "totals",
+    "flags",
+    "born",
+    "store",
+    "body_len",
+    "topic_at",
+    "topic_len",
+    "props_len",
+    "offsets",
+)
+
+
+def _fields_scalar(
+    data: bytes, starts: list[int], base_offset: int
+) -> tuple[dict[str, Int64Array], list[bool]]:
+    """``_fields_vector`` for a few records, read with struct: a single send's round would
+    otherwise pay numpy's per-call overhead dozens of times."""
+    rows: list[tuple[int, ...]] = []
+    ok: list[bool] = []
+    size = len(data)
+    read_int = _SCALAR_FIELDS[">i4"].unpack_from
+    read_long = _SCALAR_FIELDS[">i8"].unpack_from
+    read_short = _SCALAR_FIELDS[">i2"].unpack_from
+    for start in starts:
+        # _walk checked that each record's TOTALSIZE bytes, at least _MIN_RECORD, are inside
+        # ``data``; fields past the IPv4 prefix may not be when the host flags are wrong.
+        total = read_int(data, start)[0]
+        flags = read_int(data, start + 36)[0]
+        born = 20 if flags & sf.BORNHOST_V6_FLAG else 8
+        store = 20 if flags & sf.STOREHOSTADDRESS_V6_FLAG else 8
+        prefix = 72 + born + store
+        body_at = start + prefix
+        body_len = read_int(data, body_at - 4)[0] if body_at <= size else -1
+        topic_at = body_at + max(body_len, 0)
+        topic_len = data[topic_at] if topic_at < size else 0
+        props_at = topic_at + 1 + topic_len
+        props_len = read_short(data, props_at)[0] if props_at + 2 <= size else -1
+        offset = read_long(data, start + 28)[0]
+        rows.append((total, flags, born, store, body_len, topic_at, topic_len, props_len, offset))
+        ok.append(
+            body_len >= 0
+            and prefix + body_len + 3 <= total
+            and props_len >= 0
+            and topic_at + 3 + topic_len + props_len == start + total
+            and offset == base_offset + start
+        )
+    columns = {
+        name: np.array(column, np.int64)
+        for name, column in zip(_FIELDS, zip(*rows, strict=True) if rows else [()] * 9, strict=True)
+    }
+    return columns, ok
 
 
 def parse_records(

@@ -29,6 +29,8 @@ _MAX_INT: Final = 0x7FFFFFFF
 _HEADER: Final = struct.Struct(">qqqqii")
 _SLOT: Final = struct.Struct(">i")
 _ENTRY: Final = struct.Struct(">iqii")
+#: Fewer keys than this are put one by one: numpy's per-call overhead would dominate.
+_ONE_BY_ONE_BELOW: Final = 8
 _ENTRY_DTYPE: Final = np.dtype(
     [("hash", ">i4"), ("offset", ">i8"), ("diff", ">i4"), ("prev", ">i4")]
 )
@@ -115,6 +117,9 @@ class IndexFile:
         hashes = key_hashes[:count]
         offsets = phy_offsets[:count]
         stamps = store_timestamps[:count]
+        if count < _ONE_BY_ONE_BELOW:
+            self._put_one_by_one(hashes.tolist(), offsets.tolist(), stamps.tolist())
+            return count
         first_id = self.index_count
         ids = np.arange(first_id, first_id + count, dtype=np.int64)
         slots = hashes % self.hash_slot_num
@@ -157,6 +162,32 @@ class IndexFile:
         self.end_timestamp = int(stamps[-1])
         self._write_header()
         return count
+
+    def _put_one_by_one(self, hashes: list[int], offsets: list[int], stamps: list[int]) -> None:
+        """``put_keys`` for a few keys, RocketMQ's ``putKey`` one key at a time."""
+        buffer = self.mapped_file.buffer
+        entries_at = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE
+        for key_hash, offset, stamp in zip(hashes, offsets, stamps, strict=True):
+            slot_at = INDEX_HEADER_SIZE + key_hash % self.hash_slot_num * HASH_SLOT_SIZE
+            previous = _SLOT.unpack_from(buffer, slot_at)[0]
+            if previous <= INVALID_INDEX or previous > self.index_count:
+                previous = INVALID_INDEX
+                self.hash_slot_count += 1
+            if self.begin_timestamp <= 0:
+                diff = 0
+            else:
+                diff = min(max((stamp - self.begin_timestamp) // 1000, 0), _MAX_INT)
+            _ENTRY.pack_into(
+                buffer, entries_at + self.index_count * INDEX_SIZE, key_hash, offset, diff, previous
+            )
+            _SLOT.pack_into(buffer, slot_at, self.index_count)
+            if self.index_count <= 1:
+                self.begin_phy_offset = offset
+                self.begin_timestamp = stamp
+            self.index_count += 1
+            self.end_phy_offset = offset
+            self.end_timestamp = stamp
+        self._write_header()
 
     def repair(self) -> int:
         """Undo an update the process died in; returns the number of slots restored.

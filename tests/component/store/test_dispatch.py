@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orbitmq.common import java_string_hash
-from orbitmq.store import GetMessageStatus, MessageStore
+from orbitmq.store import GetMessageStatus, MessageStore, dispatch_batch
 from tests.conftest import StoreFactory
 from tests.support import make_message, small_config
 
@@ -153,3 +153,65 @@ def test_running_dispatch_catches_up(store_factory: StoreFactory) -> None:
     assert store.dispatch_behind_bytes == 0
     assert store.confirm_offset == store.max_phy_offset
     assert [store.get_max_offset_in_queue("TopicTest", q) for q in range(4)] == [50] * 4
+
+
+def _log_bytes(store_factory: StoreFactory, count: int) -> bytes:
+    store = store_factory()
+    for i in range(count):
+        tags = f"Tag{i % 3}" if i % 2 else None
+        keys = f"k{i} other{i}" if i % 3 == 0 else None
+        store.put_message(make_message(queue_id=i % 2, tags=tags, keys=keys, body=b"x" * i))
+    data = store.commit_log.get_data(0)
+    assert data is not None
+    return bytes(data)
+
+
+def _flip(data: bytes, at: int, mask: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ mask]) + data[at + 1 :]
+
+
+@pytest.mark.parametrize(
+    ("corrupt_at", "mask"),
+    # PHYSICALOFFSET, SYSFLAG's born-host-is-IPv6 bit, BODYLEN, BODY (the CRC check)
+    [(None, 0), (28 + 3, 0x40), (36 + 3, 0x10), (84, 0x40), (88, 0x01)],
+)
+def test_few_records_parse_alike_with_struct_and_with_numpy(
+    store_factory: StoreFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    corrupt_at: int | None,
+    mask: int,
+) -> None:
+    """Rounds under ``_SCALAR_BELOW`` records read their fields with struct; the result must
+    be what the numpy path gives, for valid records and for a record with a bad field."""
+    data = _log_bytes(store_factory, 5)
+    second = int.from_bytes(data[:4], "big")
+    if corrupt_at is not None:
+        data = _flip(data, second + corrupt_at, mask)
+    view = memoryview(data)
+    assert len(data) // second < dispatch_batch._SCALAR_BELOW
+    scalar = dispatch_batch.parse_records(view, 0, check_crc=True)
+    monkeypatch.setattr(dispatch_batch, "_SCALAR_BELOW", 0)
+    vector = dispatch_batch.parse_records(view, 0, check_crc=True)
+    assert (scalar.consumed, scalar.end_of_file, scalar.problem) == (
+        vector.consumed,
+        vector.end_of_file,
+        vector.problem,
+    )
+    assert len(scalar.batch) == (5 if corrupt_at is None else 1)
+    for field in dispatch_batch.DispatchBatch.__slots__:
+        a, b = getattr(scalar.batch, field), getattr(vector.batch, field)
+        assert list(a) == list(b), field
+
+
+def test_a_last_record_whose_host_flags_point_past_the_data_stops_parsing(
+    store_factory: StoreFactory,
+) -> None:
+    """Both IPv6 bits on a smallest record put BODYLEN after the readable bytes: a problem
+    reported for that record, not an exception out of the reput thread."""
+    data = bytearray(_log_bytes(store_factory, 1)[:100])
+    data[0:4] = (100).to_bytes(4, "big")  # TOTALSIZE: a record that fits the window
+    data[39] |= 0x30  # SYSFLAG: born host and store host IPv6, a 112-byte prefix
+    parsed = dispatch_batch.parse_records(memoryview(bytes(data)), 0, check_crc=False)
+    assert len(parsed.batch) == 0
+    assert parsed.consumed == 0
+    assert parsed.problem

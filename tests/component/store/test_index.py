@@ -7,8 +7,10 @@ import os
 import struct
 from pathlib import Path
 
+import pytest
+
 from orbitmq.common import message_const as mc
-from orbitmq.store import MessageStore, MessageStoreConfig
+from orbitmq.store import MessageStore, MessageStoreConfig, index_file
 from orbitmq.store.index_file import index_file_size
 from orbitmq.testing import ManualClock
 from tests.component.store.records import INDEX_HEADER, java_hash, list_files, parse_record
@@ -47,7 +49,12 @@ def test_index_file_size_constants() -> None:
     assert index_file_size(config.max_hash_slot_num, config.max_index_num) == 420_000_040
 
 
-def test_header_slots_and_entries_after_puts(store_factory: StoreFactory) -> None:
+@pytest.mark.parametrize("one_by_one_below", [0, 1000], ids=["numpy", "one-by-one"])
+def test_header_slots_and_entries_after_puts(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, one_by_one_below: int
+) -> None:
+    """The same file whether keys are put with numpy or one by one (small rounds)."""
+    monkeypatch.setattr(index_file, "_ONE_BY_ONE_BELOW", one_by_one_below)
     clock = ManualClock(T0)
     slots, entries_max = 50, 200
     store = store_factory(clock=clock, max_hash_slot_num=slots, max_index_num=entries_max)
