@@ -6,6 +6,11 @@ The workload is peerbench's own (``produce_phase`` with ``--batch`` 500 and ``--
 4, then a group consume), run through ``peerbench_orbitmq``'s adapter against a broker that
 the adapter's server class starts (loopback, fresh data directory, stopped by PID).
 
+``--phases ...,paced`` adds the shape of peerbench's latency phase: one message per send at
+``--paced-rate`` messages a second while a PushConsumer in this process receives them. It
+prints the broker's CPU per message split by thread (user and system time from
+``/proc/PID/task``), which is where a low-rate, one-message-per-request load spends.
+
     python3 -m venv /tmp/pyspy-venv && /tmp/pyspy-venv/bin/pip install py-spy
     PYTHONPATH=/work/main/benchmarks:/work/main/src:/work/shared/peerbench \\
         /tmp/peerbench/venv/bin/python benchmarks/profile_peerbench_orbitmq.py \\
@@ -87,6 +92,54 @@ def top_self(raw: Path, limit: int) -> str:
     return "\n".join(lines)
 
 
+def thread_cpu(pid: int) -> dict[str, tuple[str, float, float]]:
+    """Thread id -> (name, user s, system s) of every thread of ``pid``, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    threads = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended
+        threads[task.name] = (name, int(fields[11]) / tick, int(fields[12]) / tick)
+    return threads
+
+
+async def paced(adapter: po.OrbitMQSync, topic: str, args: argparse.Namespace) -> int:
+    """Single-message sends at ``args.paced_rate``/s for ``args.paced_seconds`` while a
+    PushConsumer of this process receives them; returns the number received."""
+    await adapter.reset(topic)  # an empty topic and a new group: only these are received
+    total = int(args.paced_rate * args.paced_seconds)
+    consumer = asyncio.ensure_future(adapter.consume(topic, total, None, time.monotonic() + 60))
+    await asyncio.sleep(1.0)  # the consumer's rebalance and first pulls
+    payload = b"x" * args.size
+    sends: set[asyncio.Future[None]] = set()
+    start = time.monotonic()
+    for sent in range(total):
+        send = asyncio.ensure_future(adapter.produce_batch(topic, [payload]))
+        sends.add(send)
+        send.add_done_callback(sends.discard)
+        await asyncio.sleep(max(0.0, start + (sent + 1) / args.paced_rate - time.monotonic()))
+    if sends:
+        await asyncio.wait(sends)
+    return await consumer
+
+
+def print_thread_cpu(pid: int, before: dict, after: dict, count: int) -> None:
+    for tid, (comm, user, system) in sorted(after.items()):
+        # Python does not name its threads for the OS: the main thread is the one whose id
+        # is the process id; the store's services follow in their start order.
+        name = "main" if tid == str(pid) else comm
+        _, user0, system0 = before.get(tid, (comm, 0.0, 0.0))
+        used = (user - user0, system - system0)
+        if sum(used) >= 0.01:
+            print(
+                f"  broker thread {tid} ({name}): user {used[0] / count * 1e6:.0f} "
+                f"+ system {used[1] / count * 1e6:.0f} us/msg"
+            )
+
+
 async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> dict:
     opts = {"host": srv.HOST, "ports": dict(srv.DEFAULT_PORTS), "batch": args.batch}
     adapter = po.OrbitMQSync(opts)
@@ -96,7 +149,7 @@ async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> 
     await produce_phase(adapter, topic, 2 * args.batch, args.size, args.batch, 1, 1e12)
     await adapter.consume(topic, 2 * args.batch, None, time.monotonic() + 30)
     results = {}
-    for phase in ("produce", "consume"):
+    for phase in args.phases.split(","):
         samplers = []
         if args.py_spy:
             samplers = [
@@ -106,7 +159,10 @@ async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> 
             await asyncio.sleep(1.0)  # let py-spy attach
         t0, c0 = time.perf_counter(), time.process_time()
         s0 = srv.process_cpu_seconds([server_pid])
-        if phase == "produce":
+        threads0 = thread_cpu(server_pid)
+        if phase == "paced":
+            count = await paced(adapter, topic, args)
+        elif phase == "produce":
             count = await produce_phase(
                 adapter, topic, args.n, args.size, args.batch, args.inflight, time.monotonic() + 300
             )
@@ -121,8 +177,10 @@ async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> 
         print(
             f"{phase}: {count} msgs in {wall:.2f} s = {count / wall:,.0f} msg/s; "
             f"server {cpu['server'] / count * 1e6:.1f} us/msg, "
-            f"client {cpu['client'] / count * 1e6:.1f} us/msg (under py-spy sampling)"
+            f"client {cpu['client'] / count * 1e6:.1f} us/msg"
+            + (" (under py-spy sampling)" if samplers else "")
         )
+        print_thread_cpu(server_pid, threads0, thread_cpu(server_pid), count)
     await adapter.reset(topic)
     await adapter.close()
     return results
@@ -148,6 +206,9 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--inflight", type=int, default=4)
+    ap.add_argument("--phases", default="produce,consume", help="of produce, consume, paced")
+    ap.add_argument("--paced-rate", type=int, default=2000, help="paced phase: messages/s")
+    ap.add_argument("--paced-seconds", type=float, default=8.0)
     ap.add_argument("--flush", choices=["SYNC_FLUSH", "ASYNC_FLUSH"], default="SYNC_FLUSH")
     ap.add_argument("--py-spy", help="path of the py-spy executable (none: no profile)")
     ap.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
@@ -174,7 +235,7 @@ def main() -> int:
     finally:
         server.stop()
     if args.py_spy:
-        for phase in ("produce", "consume"):
+        for phase in args.phases.split(","):
             for who in ("broker", "client"):
                 print(f"\n== {who}, {phase} phase: top {args.top} by self time ==")
                 print(top_self(out_dir / f"{who}-{phase}.txt", args.top))
