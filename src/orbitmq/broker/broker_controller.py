@@ -226,7 +226,7 @@ class BrokerController:
     def _message_arriving(
         self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
     ) -> None:
-        # Called from the store's reput thread.
+        # Called from the store: its reput thread, or the loop after a small put.
         self.pull_request_hold_service.message_arriving(topic, queue_id, max_offset, tags_codes)
 
     @property

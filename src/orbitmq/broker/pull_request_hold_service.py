@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
@@ -74,6 +75,7 @@ class PullRequestHoldService:
         )
         self._table: dict[tuple[str, int], list[PullRequest]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
         self._task: asyncio.Task[None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -82,6 +84,7 @@ class PullRequestHoldService:
         if self._task is not None:
             return
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         self._task = asyncio.create_task(self._run(), name="PullRequestHoldService")
 
     async def stop(self) -> None:
@@ -135,10 +138,15 @@ class PullRequestHoldService:
     def message_arriving(
         self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
     ) -> None:
-        """The store's MessageArrivingListener: safe from the reput thread; hops to the
-        loop. Ignored while the service is not running."""
+        """The store's MessageArrivingListener: safe from the reput thread, and from the
+        loop itself; the work runs on the loop. Ignored while the service is not running."""
         loop = self._loop
         if loop is None or loop.is_closed():
+            return
+        if threading.get_ident() == self._loop_thread:
+            # A put on the loop dispatched its own records: no thread hop (and no wakeup
+            # write) needed; still later, not inside the put.
+            loop.call_soon(self.notify_message_arriving, topic, queue_id, max_offset, tags_codes)
             return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(

@@ -50,6 +50,10 @@ from orbitmq.store.store_checkpoint import StoreCheckpoint
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
+#: An event loop's put dispatches its records itself when fewer bytes than this wait: a
+#: single send or a small batch. Larger backlogs go to the reput thread, so that a big
+#: batch does not hold the loop for the milliseconds its dispatch takes.
+_INLINE_DISPATCH_BELOW_BYTES = 64 * 1024
 _VISIBLE_TRANSACTION_TYPES = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
 
 
@@ -245,7 +249,6 @@ class MessageStore:
         result = self.commit_log.append(encoded)
         if not result.is_ok or result.append_result is None:
             return result, None
-        self.reput_message_service.wakeup()
         append = result.append_result
         if self.group_commit_service is not None and wait:
             request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes, waiter)
@@ -275,6 +278,8 @@ class MessageStore:
         For threads; an event loop uses ``async_put_message``.
         """
         result, request = self._prepare(msg)
+        if result.is_ok:
+            self.reput_message_service.wakeup()
         if request is not None:
             result.status = request.wait(self.config.sync_flush_timeout / 1000)
         return result
@@ -284,6 +289,9 @@ class MessageStore:
         the sync that covers it has finished, without blocking the loop."""
         waiter = asyncio.get_running_loop().create_future() if self.group_commit_service else None
         result, request = self._prepare(msg, waiter)
+        if result.is_ok:
+            # After the flush request: the sync runs on its thread while this one dispatches.
+            self.reput_message_service.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
         if request is not None and waiter is not None:
             try:
                 # A timeout cancels only this waiter; the service skips cancelled ones.

@@ -21,8 +21,8 @@ log = logging.getLogger(__name__)
 _ROUND_BYTES = 1 << 20
 
 #: Called once per reput round for each queue that got messages: (topic, queue id, the
-#: queue's new max offset, the tag codes of the messages that arrived). Runs on the
-#: dispatcher thread: keep it short.
+#: queue's new max offset, the tag codes of the messages that arrived). Runs on the thread
+#: that dispatched: the reput thread, or an event loop's after a small put. Keep it short.
 MessageArrivingListener = Callable[[str, int, int, frozenset[int]], None]
 
 
@@ -39,7 +39,7 @@ class ReputMessageService(Service):
     """Owns ``reput_from_offset``: every record below it has been dispatched.
 
     ``do_reput`` runs on this service's thread, or directly (recovery, tests) when the
-    thread is not started.
+    thread is not started; ``dispatch_soon`` lets an event loop dispatch its own small puts.
     """
 
     def __init__(
@@ -63,6 +63,9 @@ class ReputMessageService(Service):
         self.last_dispatched_timestamp = 0
         self._stuck_at = -1
         self._progress = threading.Condition()
+        #: Held for a round, so that the service thread and a caller dispatching on its own
+        #: thread (``dispatch_soon``) never run rounds at the same time.
+        self._round = threading.Lock()
 
     @property
     def behind_bytes(self) -> int:
@@ -82,6 +85,24 @@ class ReputMessageService(Service):
 
     def do_reput(self) -> int:
         """Dispatch everything written so far; returns the number of messages dispatched."""
+        with self._round:
+            return self._reput_and_announce()
+
+    def dispatch_soon(self, inline_below_bytes: int) -> None:
+        """After an append: dispatch on the calling thread when fewer than
+        ``inline_below_bytes`` wait and no round is running, else wake the service thread.
+
+        A few records cost less to dispatch than the two thread switches of a wakeup (and
+        the hop of the arrival notice back to the caller's event loop)."""
+        if self.behind_bytes < inline_below_bytes and self._round.acquire(blocking=False):
+            try:
+                self._reput_and_announce()
+            finally:
+                self._round.release()
+        else:
+            self.wakeup()
+
+    def _reput_and_announce(self) -> int:
         try:
             return self._reput()
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,3 +216,32 @@ def test_a_last_record_whose_host_flags_point_past_the_data_stops_parsing(
     assert len(parsed.batch) == 0
     assert parsed.consumed == 0
     assert parsed.problem
+
+
+def test_an_event_loops_small_put_dispatches_its_own_records(store_factory: StoreFactory) -> None:
+    """The reput thread is not running: a single put on a loop is readable when
+    ``async_put_message`` returns, because the loop dispatched it itself."""
+    store = store_factory(start=False)
+
+    async def put() -> None:
+        result = await store.async_put_message(make_message(queue_id=1))
+        assert result.is_ok
+
+    asyncio.run(put())
+    assert store.get_max_offset_in_queue("TopicTest", 1) == 1
+    assert store.reput_message_service.behind_bytes == 0
+
+
+def test_a_large_backlog_is_left_to_the_reput_thread(store_factory: StoreFactory) -> None:
+    """Over 64 KiB waiting: the loop only wakes the (here stopped) reput thread."""
+    store = store_factory(start=False)
+    for _ in range(70):
+        store.put_message(make_message(body=b"x" * 1024))
+
+    async def put() -> None:
+        assert (await store.async_put_message(make_message(queue_id=1))).is_ok
+
+    asyncio.run(put())
+    assert store.get_max_offset_in_queue("TopicTest", 1) == 0
+    assert store.reput_message_service.do_reput() == 71
+    assert store.get_max_offset_in_queue("TopicTest", 1) == 1
