@@ -10,6 +10,7 @@ the adapter's server class starts (loopback, fresh data directory, stopped by PI
 ``--paced-rate`` messages a second while a PushConsumer in this process receives them. It
 prints the broker's CPU per message split by thread (user and system time from
 ``/proc/PID/task``), which is where a low-rate, one-message-per-request load spends.
+``pacing`` runs the same loop without sending: the client CPU of the pacing alone.
 
     python3 -m venv /tmp/pyspy-venv && /tmp/pyspy-venv/bin/pip install py-spy
     PYTHONPATH=/work/main/benchmarks:/work/main/src:/work/shared/peerbench \\
@@ -106,24 +107,39 @@ def thread_cpu(pid: int) -> dict[str, tuple[str, float, float]]:
     return threads
 
 
-async def paced(adapter: po.OrbitMQSync, topic: str, args: argparse.Namespace) -> int:
+async def paced(
+    adapter: po.OrbitMQSync, topic: str, args: argparse.Namespace, *, send: bool = True
+) -> int:
     """Single-message sends at ``args.paced_rate``/s for ``args.paced_seconds`` while a
-    PushConsumer of this process receives them; returns the number received."""
-    await adapter.reset(topic)  # an empty topic and a new group: only these are received
+    PushConsumer of this process receives them; returns the number received.
+
+    Without ``send`` only the pacing loop runs (no sends, no consumer): peerbench's latency
+    producer paces with the same ``asyncio.sleep`` of under a millisecond, which uvloop's
+    millisecond timers turn into a busy loop; this shows what that loop alone costs."""
     total = int(args.paced_rate * args.paced_seconds)
-    consumer = asyncio.ensure_future(adapter.consume(topic, total, None, time.monotonic() + 60))
-    await asyncio.sleep(1.0)  # the consumer's rebalance and first pulls
+    consumer = None
+    if send:
+        await adapter.reset(topic)  # an empty topic and a new group: only these are received
+        consumer = adapter.consume(topic, total, None, time.monotonic() + 60)
+        consumer = asyncio.ensure_future(consumer)
+        await asyncio.sleep(1.0)  # the consumer's rebalance and first pulls
     payload = b"x" * args.size
     sends: set[asyncio.Future[None]] = set()
     start = time.monotonic()
-    for sent in range(total):
-        send = asyncio.ensure_future(adapter.produce_batch(topic, [payload]))
-        sends.add(send)
-        send.add_done_callback(sends.discard)
-        await asyncio.sleep(max(0.0, start + (sent + 1) / args.paced_rate - time.monotonic()))
+    sent = 0
+    while sent < total:  # peerbench's latency loop: send what is due, sleep until the next
+        due = min(total, int((time.monotonic() - start) * args.paced_rate) + 1)
+        if due > sent:
+            if send:
+                request = adapter.produce_batch(topic, [payload] * (due - sent))
+                request = asyncio.ensure_future(request)
+                sends.add(request)
+                request.add_done_callback(sends.discard)
+            sent = due
+        await asyncio.sleep(max(0.0, start + sent / args.paced_rate - time.monotonic()))
     if sends:
         await asyncio.wait(sends)
-    return await consumer
+    return total if consumer is None else await consumer
 
 
 def print_thread_cpu(pid: int, before: dict, after: dict, count: int) -> None:
@@ -160,8 +176,8 @@ async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> 
         t0, c0 = time.perf_counter(), time.process_time()
         s0 = srv.process_cpu_seconds([server_pid])
         threads0 = thread_cpu(server_pid)
-        if phase == "paced":
-            count = await paced(adapter, topic, args)
+        if phase in ("paced", "pacing"):
+            count = await paced(adapter, topic, args, send=phase == "paced")
         elif phase == "produce":
             count = await produce_phase(
                 adapter, topic, args.n, args.size, args.batch, args.inflight, time.monotonic() + 300
@@ -206,7 +222,9 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--inflight", type=int, default=4)
-    ap.add_argument("--phases", default="produce,consume", help="of produce, consume, paced")
+    ap.add_argument(
+        "--phases", default="produce,consume", help="of produce, consume, paced, pacing"
+    )
     ap.add_argument("--paced-rate", type=int, default=2000, help="paced phase: messages/s")
     ap.add_argument("--paced-seconds", type=float, default=8.0)
     ap.add_argument("--flush", choices=["SYNC_FLUSH", "ASYNC_FLUSH"], default="SYNC_FLUSH")
