@@ -25,6 +25,9 @@ class LanguageCode(enum.IntEnum):
     @classmethod
     def parse(cls, value: object) -> LanguageCode:
         """From a JSON header's name or number; anything unknown is OTHER."""
+        known = _BY_NAME.get(value) if isinstance(value, str) else None
+        if known is not None:
+            return known
         if isinstance(value, str):
             member = cls.__members__.get(value.upper())
             if member is not None:
@@ -36,3 +39,5 @@ class LanguageCode(enum.IntEnum):
 
 
 _CODES = frozenset(int(member) for member in LanguageCode)
+#: The names clients send, exactly as they send them (RocketMQ writes the enum name).
+_BY_NAME: dict[str, LanguageCode] = dict(LanguageCode.__members__)

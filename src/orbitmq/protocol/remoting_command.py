@@ -204,16 +204,31 @@ def _decode_json_header(header: memoryview) -> RemotingCommand:
     if not isinstance(ext, dict):
         raise ProtocolError("extFields is not an object")
     remark = parsed.get("remark")
+    get = parsed.get
+    code, version, opaque, flag = (
+        get("code", 0),
+        get("version", 0),
+        get("opaque", 0),
+        get("flag", 0),
+    )
+    if not (type(code) is type(version) is type(opaque) is type(flag) is int):
+        # The usual header has plain JSON numbers; anything else goes through the checks.
+        code, version, opaque, flag = (_integer(parsed, name) for name in _HEADER_INTEGERS)
+    if not all(type(value) is str for value in ext.values()):
+        ext = {str(k): _text(v) for k, v in ext.items() if v is not None}
     return RemotingCommand(
-        code=_integer(parsed, "code"),
+        code=code,
         language=LanguageCode.parse(parsed.get("language")),
-        version=_integer(parsed, "version"),
-        opaque=_integer(parsed, "opaque"),
-        flag=_integer(parsed, "flag"),
+        version=version,
+        opaque=opaque,
+        flag=flag,
         remark=None if remark is None else str(remark),
-        ext_fields={str(k): _text(v) for k, v in ext.items() if v is not None},
+        ext_fields=ext,
         serialize_type=SerializeType.JSON,
     )
+
+
+_HEADER_INTEGERS: Final = ("code", "version", "opaque", "flag")
 
 
 def _decode_binary_header(header: memoryview) -> RemotingCommand:
