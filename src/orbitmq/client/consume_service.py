@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orbitmq.client.consumer_config import ConsumeContext, ConsumeResult, Listener
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from orbitmq.client.push_consumer import PushConsumer
 
 log = logging.getLogger(__name__)
+
+_TOPIC = attrgetter("topic")
+_PROPERTIES = attrgetter("properties")
 
 #: How long a message whose send-back failed waits before it is consumed again locally.
 LOCAL_RETRY_DELAY_S = 5.0
@@ -86,18 +90,23 @@ class _ListenerRunner:
 def mark_consume_start(messages: Sequence[MessageExt]) -> None:
     """Stamp CONSUME_START_TIME: the consume-timeout cleaner measures from it."""
     now = str(int(time.time() * 1000))
-    for m in messages:
-        m.properties[mc.PROPERTY_CONSUME_START_TIMESTAMP] = now
+    key = mc.PROPERTY_CONSUME_START_TIMESTAMP
+    for properties in map(_PROPERTIES, messages):
+        properties[key] = now
 
 
 def restore_retry_topic(messages: Sequence[MessageExt], group: str) -> None:
     """Messages redelivered from %RETRY%group carry their original topic in RETRY_TOPIC:
     the listener sees the topic they were sent to (RocketMQ's resetRetryAndNamespace)."""
     retry = retry_topic(group)
+    # Most batches hold no retry at all: one scan of the topics (in C) says so.
+    if retry not in map(_TOPIC, messages):
+        return
     for m in messages:
-        original = m.properties.get(mc.PROPERTY_RETRY_TOPIC)
-        if original and m.topic == retry:
-            m.topic = original
+        if m.topic == retry:
+            original = m.properties.get(mc.PROPERTY_RETRY_TOPIC)
+            if original:
+                m.topic = original
 
 
 class ConcurrentConsumeService:
@@ -139,7 +148,7 @@ class ConcurrentConsumeService:
                     retry_locally.append(m)
         elif failed:
             log.warning("broadcasting: %d failed message(s) dropped, as RocketMQ does", len(failed))
-        done = [m for m in batch if m not in retry_locally]
+        done = [m for m in batch if m not in retry_locally] if retry_locally else batch
         offset = pq.remove_messages(done)
         if offset >= 0 and not pq.dropped:
             consumer.offset_store.update_offset(mq, offset, True)

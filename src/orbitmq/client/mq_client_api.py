@@ -8,6 +8,7 @@ retries or chooses a broker; the producer and consumers do that.
 from __future__ import annotations
 
 import zlib
+from operator import attrgetter
 from typing import Final
 
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
@@ -73,6 +74,7 @@ _PULL_STATUS: Final[dict[int, PullStatus]] = {
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
     ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
 }
+_PROPERTIES: Final = attrgetter("properties")
 
 
 class OffsetNotFoundError(MQBrokerError):
@@ -185,14 +187,14 @@ class MQClientAPI:
             suggest_which_broker_id=answer.suggest_which_broker_id,
         )
         if status is PullStatus.FOUND:
-            result.messages = [
-                m
-                for m in decode_client_messages(response.body)
-                if subscription is None or tags_match(subscription, m.tags)
-            ]
-            for m in result.messages:
-                m.properties[mc.PROPERTY_MIN_OFFSET] = str(answer.min_offset)
-                m.properties[mc.PROPERTY_MAX_OFFSET] = str(answer.max_offset)
+            messages = decode_client_messages(response.body)
+            if subscription is not None and not takes_every_tag(subscription):
+                messages = [m for m in messages if tags_match(subscription, m.tags)]
+            min_offset, max_offset = str(answer.min_offset), str(answer.max_offset)
+            for properties in map(_PROPERTIES, messages):
+                properties[mc.PROPERTY_MIN_OFFSET] = min_offset
+                properties[mc.PROPERTY_MAX_OFFSET] = max_offset
+            result.messages = messages
         return result
 
     # -- clients ---------------------------------------------------------------------------
@@ -437,8 +439,13 @@ def decode_client_messages(body: bytes) -> list[MessageExt]:
     return messages
 
 
+def takes_every_tag(subscription: SubscriptionData) -> bool:
+    """Whether ``subscription`` matches any tag (then a pull's messages need no re-check)."""
+    return subscription.is_sub_all or not subscription.tags_set
+
+
 def tags_match(subscription: SubscriptionData, tags: str | None) -> bool:
     """The client's re-check of the real tag string (the broker matched hash codes only)."""
-    if subscription.is_sub_all or not subscription.tags_set:
+    if takes_every_tag(subscription):
         return True
     return tags is not None and tags in subscription.tags_set

@@ -16,6 +16,8 @@ import bisect
 import enum
 import threading
 from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import Final
 
 from orbitmq.common import SYSTEM_CLOCK, Clock, MessageExt
@@ -39,6 +41,9 @@ PULL_THRESHOLD_SIZE_FOR_QUEUE_MIB: Final = 100
 CONSUME_CONCURRENTLY_MAX_SPAN: Final = 2000
 
 _MIB: Final = 1024 * 1024
+# Batch bookkeeping maps these over a pull's messages rather than loop in Python.
+_QUEUE_OFFSET: Final = attrgetter("queue_offset")
+_BODY: Final = attrgetter("body")
 
 
 class PullPauseReason(enum.StrEnum):
@@ -140,18 +145,9 @@ class ProcessQueue:
         taken and not committed is ignored (it is being consumed already).
         """
         with self._lock:
-            for msg in msgs:
-                offset = msg.queue_offset
-                if offset in self._consuming:
-                    continue
-                previous = self._held.get(offset)
-                self._held[offset] = msg
-                if previous is None:
-                    self._insert_offset(offset)
-                    self._queue_offset_max = offset
-                    self._size_bytes += len(msg.body)
-                else:
-                    self._size_bytes += len(msg.body) - len(previous.body)
+            if not self._put_new_run(msgs):
+                for msg in msgs:
+                    self._put_one(msg)
             dispatch = False
             if self._held and not self._consuming_flag:
                 self._consuming_flag = True
@@ -159,6 +155,39 @@ class ProcessQueue:
             if msgs:
                 self._note_backlog(msgs[-1])
         return dispatch
+
+    def _put_new_run(self, msgs: Sequence[MessageExt]) -> bool:
+        """Hold ``msgs`` at once if they are what a pull normally brings: distinct offsets in
+        ascending order, all above anything held or taken. False (nothing done) otherwise."""
+        if not msgs:
+            return True
+        offsets = list(map(_QUEUE_OFFSET, msgs))
+        first = offsets[0]
+        if self._offsets and first <= self._offsets[-1]:
+            return False
+        if self._consuming and first <= max(self._consuming):
+            return False
+        fresh = dict(zip(offsets, msgs, strict=True))
+        if len(fresh) != len(offsets) or offsets != sorted(offsets):
+            return False
+        self._held.update(fresh)
+        self._offsets.extend(offsets)
+        self._queue_offset_max = offsets[-1]
+        self._size_bytes += sum(map(len, map(_BODY, msgs)))
+        return True
+
+    def _put_one(self, msg: MessageExt) -> None:
+        offset = msg.queue_offset
+        if offset in self._consuming:
+            return
+        previous = self._held.get(offset)
+        self._held[offset] = msg
+        if previous is None:
+            self._insert_offset(offset)
+            self._queue_offset_max = offset
+            self._size_bytes += len(msg.body)
+        else:
+            self._size_bytes += len(msg.body) - len(previous.body)
 
     def _insert_offset(self, offset: int) -> None:
         if not self._offsets or offset > self._offsets[-1]:
@@ -220,12 +249,30 @@ class ProcessQueue:
             self.last_consume_timestamp = self._clock.now_ms()
             if not self._held:
                 return -1
-            for msg in msgs:
-                stored = self._held.pop(msg.queue_offset, None)
-                if stored is not None:
-                    self._discard_offset(msg.queue_offset)
-                    self._size_bytes -= len(stored.body)
+            offsets = list(map(_QUEUE_OFFSET, msgs))
+            stored = list(map(self._held.pop, offsets, repeat(None, len(offsets))))
+            if all(stored):
+                # Every message was held (the usual case), and a finished batch is usually
+                # a run of neighbours in the offset list: one slice deletion drops them all.
+                self._size_bytes -= sum(map(len, map(_BODY, stored)))
+                self._discard_offsets(offsets)
+            else:
+                for offset, held in zip(offsets, stored, strict=True):
+                    if held is not None:
+                        self._discard_offset(offset)
+                        self._size_bytes -= len(held.body)
             return self._offsets[0] if self._offsets else self._queue_offset_max + 1
+
+    def _discard_offsets(self, offsets: list[int]) -> None:
+        if not offsets:
+            return
+        start = bisect.bisect_left(self._offsets, offsets[0])
+        stop = start + len(offsets)
+        if self._offsets[start:stop] == offsets:
+            del self._offsets[start:stop]
+            return
+        for offset in offsets:
+            self._discard_offset(offset)
 
     def _discard_offset(self, offset: int) -> None:
         index = bisect.bisect_left(self._offsets, offset)

@@ -15,6 +15,7 @@ STOREHOSTADDRESS_V6_FLAG. Properties are ``name\\x01value\\x02`` repeated, in UT
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import zlib
 from collections.abc import Iterable, Mapping
@@ -22,7 +23,7 @@ from typing import Final
 
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.errors import MessageFormatError
-from orbitmq.common.message import Message, MessageExt
+from orbitmq.common.message import Message, MessageExt, SocketAddress
 from orbitmq.common.message_const import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR
 from orbitmq.common.message_id import create_message_id
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
@@ -284,15 +285,158 @@ def _decode(view: memoryview, position: int, read_body: bool, check_crc: bool) -
 def decode_messages(
     data: bytes | bytearray | memoryview, *, read_body: bool = True
 ) -> list[MessageExt]:
-    """Every record in ``data`` back to back (a pull response body, a commit log slice)."""
-    view = memoryview(data)
+    """Every record in ``data`` back to back (a pull response body, a commit log slice).
+
+    The messages equal what :func:`decode_message` gives record by record, and a malformed
+    record raises the same MessageFormatError.
+    """
+    # The batch decoder slices bytes; other buffers are copied once (their bodies would be).
+    buffer = data if type(data) is bytes else bytes(data)
     messages: list[MessageExt] = []
-    position = 0
+    # The batch decoder takes the well-formed records; the first record it declines (if any)
+    # is decoded again by decode_message, which raises the precise error or decodes it.
+    position = _decode_run(buffer, messages, read_body) if _POSITIONAL_MESSAGE_EXT else 0
+    view = memoryview(buffer)
     while position < len(view):
         message = decode_message(view, position, read_body=read_body)
         messages.append(message)
         position += message.store_size
     return messages
+
+
+#: MessageExt's fields in the order its generated ``__init__`` takes them positionally.
+_MESSAGE_EXT_FIELDS: Final = (
+    "topic",
+    "body",
+    "flag",
+    "properties",
+    "queue_id",
+    "store_size",
+    "queue_offset",
+    "sys_flag",
+    "born_timestamp",
+    "born_host",
+    "store_timestamp",
+    "store_host",
+    "msg_id",
+    "commit_log_offset",
+    "body_crc",
+    "reconsume_times",
+    "prepared_transaction_offset",
+)
+#: Positional construction is about 2.5x cheaper than by keyword; should the dataclass ever
+#: change its fields, the batch decoder stands aside rather than fill the wrong ones.
+_POSITIONAL_MESSAGE_EXT: Final = (
+    tuple(f.name for f in dataclasses.fields(MessageExt)) == _MESSAGE_EXT_FIELDS
+)
+
+
+def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
+    """Append the records of ``data`` to ``out`` from the start, as long as they are
+    well-formed; returns the position of the first record not taken (``len(data)`` if all).
+
+    The per-batch fast path of :func:`decode_messages` (a pull answer holds hundreds of
+    records): fields are sliced from the bytes directly rather than through memoryviews,
+    the message is built positionally, and what repeats from record to record -- the topic,
+    the unpacked hosts, the host part of the message id -- is computed once per batch.
+    Anything unusual stops it without raising, so errors are reported by the one decoder.
+    """
+    end = len(data)
+    position = 0
+    hosts: dict[bytes, SocketAddress] = {}
+    id_prefixes: dict[bytes, str] = {}
+    topic_raw = b""
+    topic = ""
+    v6_mask = sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG
+    # IPv4 hosts are the rule: unpack with that layout, and again only if SYSFLAG says not.
+    unpack_v4 = RECORD_PREFIX[0].unpack_from
+    size_v4 = RECORD_PREFIX[0].size
+    unpack_short = _SHORT.unpack_from
+    parse_properties = string_to_message_properties
+    new_message = MessageExt
+    append = out.append
+    try:
+        while end - position >= size_v4:
+            fields = unpack_v4(data, position)
+            if fields[7] & v6_mask:
+                prefix = record_prefix(fields[7])
+                if end - position < prefix.size:
+                    break
+                fields = prefix.unpack_from(data, position)
+                pos = position + prefix.size
+            else:
+                pos = position + size_v4
+            (
+                total,
+                magic,
+                crc,
+                queue_id,
+                flag,
+                queue_offset,
+                physical_offset,
+                sys_flag,
+                born_ts,
+                born_raw,
+                store_ts,
+                store_raw,
+                reconsume_times,
+                prepared_offset,
+                body_len,
+            ) = fields
+            record_end = position + total
+            body_end = pos + body_len
+            # The body, the topic length byte and the properties length all inside the
+            # record, and the record inside the buffer.
+            if magic != MESSAGE_MAGIC_CODE or not pos <= body_end <= record_end - 3 <= end - 3:
+                break
+            topic_len = data[body_end]
+            props_at = body_end + 3 + topic_len
+            props_len = unpack_short(data, props_at - 2)[0]
+            if props_len < 0 or props_at + props_len != record_end:
+                break
+            if topic_len != len(topic_raw) or not data.startswith(topic_raw, body_end + 1):
+                topic_raw = data[body_end + 1 : body_end + 1 + topic_len]
+                topic = topic_raw.decode()
+            properties = parse_properties(data[props_at:record_end].decode())
+            born_host = hosts.get(born_raw)
+            if born_host is None:
+                born_host = hosts[born_raw] = unpack_socket_address(born_raw)
+            store_host = hosts.get(store_raw)
+            if store_host is None:
+                store_host = hosts[store_raw] = unpack_socket_address(store_raw)
+            id_prefix = id_prefixes.get(store_raw)
+            if id_prefix is None:
+                id_prefix = id_prefixes[store_raw] = store_raw.hex().upper()
+            append(
+                new_message(
+                    topic,
+                    data[pos:body_end] if read_body else b"",
+                    flag,
+                    properties,
+                    queue_id,
+                    total,
+                    queue_offset,
+                    sys_flag,
+                    born_ts,
+                    born_host,
+                    store_ts,
+                    store_host,
+                    # create_message_id's layout: packed store host, then the offset as
+                    # int64 -- which is the record's own PHYSICALOFFSET bytes.
+                    id_prefix
+                    + data[position + PHYSICALOFFSET_POSITION : position + SYSFLAG_POSITION]
+                    .hex()
+                    .upper(),
+                    physical_offset,
+                    crc,
+                    reconsume_times,
+                    prepared_offset,
+                )
+            )
+            position = record_end
+    except (struct.error, ValueError, UnicodeDecodeError, IndexError):
+        pass  # this record is left to decode_message, which reports it
+    return position
 
 
 # -- client batch encoding -------------------------------------------------------------
