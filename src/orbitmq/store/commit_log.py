@@ -363,20 +363,25 @@ class CommitLog:
         queue_offset = self.topic_queue_table.get(key, 0) if counted else 0
         base = mapped.wrote_position
         wrote_offset = mapped.file_from_offset + base
-        buffer = mapped.buffer
-        buffer[base : base + len(data)] = data
+        out = bytearray(data)
         ts_pos = records.store_timestamp_position
         pack_offsets = _OFFSETS.pack_into
         pack_ts = _TIMESTAMP.pack_into
         for i, start in enumerate(records.starts):
-            at = base + start
             pack_offsets(
-                buffer,
-                at + _QUEUE_OFFSET_POSITION,
+                out,
+                start + _QUEUE_OFFSET_POSITION,
                 queue_offset + i if counted else 0,
                 wrote_offset + start,
             )
-            pack_ts(buffer, at + ts_pos, now)
+            pack_ts(out, start + ts_pos, now)
+        try:
+            mapped.write(base, out)
+        except OSError as exc:
+            # Nothing moved: the wrote position, the queue offsets and what reput reads stay
+            # where they were, and the next append writes over whatever part got through.
+            log.error("commit log write at %d failed: %s", wrote_offset, exc)
+            return _failure(PutMessageStatus.UNKNOWN_ERROR, f"commit log write failed: {exc}")
         mapped.store_timestamp = now
         mapped.wrote_position = base + len(data)
         count = len(records.starts)

@@ -19,6 +19,11 @@ class FileSystem(Protocol):
         through a mapping there cannot fail."""
         ...
 
+    def write(self, fd: int, data: bytes | bytearray, offset: int) -> None:
+        """Write all of ``data`` at ``offset`` of the file (its page cache, which mappings of
+        the file share); raises OSError when the device refuses it."""
+        ...
+
     def sync(self, fd: int) -> None:
         """Make the file's data durable."""
         ...
@@ -35,6 +40,12 @@ class OsFileSystem:
         # Blocks really reserved: a write through the mapping into a sparse hole on a full
         # disk would kill the process with SIGBUS instead of failing cleanly here.
         os.posix_fallocate(fd, offset, length)
+
+    def write(self, fd: int, data: bytes | bytearray, offset: int) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(fd, view, offset)
+            view, offset = view[written:], offset + written
 
     def sync(self, fd: int) -> None:
         os.fdatasync(fd)

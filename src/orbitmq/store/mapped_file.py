@@ -109,6 +109,13 @@ class MappedFile:
         self.wrote_position = end
         return True
 
+    def write(self, position: int, data: bytes | bytearray) -> None:
+        """Write ``data`` at ``position`` through the file, not the mapping: an append of
+        fresh pages through the mapping takes a page fault per page, and another after each
+        sync write-protects them again; reads through the mapping see the bytes at once (one
+        page cache). Raises OSError."""
+        self._fs.write(self._fd, data, position)
+
     def select(self, position: int, size: int | None = None) -> memoryview:
         """A zero-copy view of ``size`` bytes from ``position`` (to the wrote position if None)."""
         end = self.wrote_position if size is None else min(position + size, self.file_size)

@@ -15,6 +15,7 @@ class FaultInjectingFileSystem:
     - ``disk_full``: allocation fails with ENOSPC, as on a full disk.
     - ``sync_delay_s``: every sync sleeps this long first (a slow disk).
     - ``sync_error``: every sync raises EIO.
+    - ``write_error``: every write raises EIO (a failing device).
     - ``usage_ratio``: reported disk usage instead of the real one.
 
     Counters (``allocations``, ``syncs``) let tests see what the store did. Thread-safe.
@@ -26,6 +27,7 @@ class FaultInjectingFileSystem:
         self.disk_full = False
         self.sync_delay_s = 0.0
         self.sync_error = False
+        self.write_error = False
         self.usage_ratio: float | None = None
         self.allocations = 0
         self.syncs = 0
@@ -38,6 +40,11 @@ class FaultInjectingFileSystem:
         self._inner.allocate(fd, offset, length)
         with self._lock:
             self.allocations += 1
+
+    def write(self, fd: int, data: bytes | bytearray, offset: int) -> None:
+        if self.write_error:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        self._inner.write(fd, data, offset)
 
     def sync(self, fd: int) -> None:
         self._sync_gate.wait()

@@ -250,3 +250,31 @@ def test_a_really_full_tmpfs_fails_cleanly_and_recovers_after_space_is_freed(
     assert reopened.recovery_report.truncated_bytes == 0
     assert _read_all(reopened) == acked + more
     reopened.shutdown()
+
+
+def test_a_failing_commit_log_write_is_answered_and_loses_nothing(
+    store_factory: StoreFactory,
+) -> None:
+    """The device refuses a write (EIO): that put answers UNKNOWN_ERROR, nothing moves (wrote
+    position, queue offsets, dispatch), and once the device is back the next puts follow
+    the acknowledged ones without a gap."""
+    fs = FaultInjectingFileSystem()
+    store = store_factory(fs=fs)
+    acked = [f"before-{i}".encode() for i in range(5)]
+    for body in acked:
+        assert store.put_message(make_message(body=body)).status is PutMessageStatus.PUT_OK
+    end = store.commit_log.max_offset
+    fs.write_error = True
+    for _ in range(3):
+        result = store.put_message(make_message(body=b"refused"))
+        assert result.status is PutMessageStatus.UNKNOWN_ERROR
+        assert "commit log write failed" in (result.remark or "")
+    assert store.commit_log.max_offset == end
+    fs.write_error = False
+    later = [f"after-{i}".encode() for i in range(3)]
+    for body in later:
+        result = store.put_message(make_message(body=body))
+        assert result.status is PutMessageStatus.PUT_OK
+    assert store.wait_for_dispatch()
+    assert _read_all(store) == acked + later
+    assert store.get_max_offset_in_queue("TopicTest", 0) == len(acked) + len(later)
