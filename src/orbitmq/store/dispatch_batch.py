@@ -110,7 +110,7 @@ def _gather(data: npt.NDArray[np.uint8], at: Int64Array, dtype: str) -> Int64Arr
     return raw.view(dtype).ravel().astype(np.int64)
 
 
-def _walk(data: bytes, stop: int) -> tuple[list[int], int, str, bool]:
+def _walk(data: bytes | memoryview, stop: int) -> tuple[list[int], int, str, bool]:
     """Record starts by TOTALSIZE up to ``stop``: (starts, end, problem, end_of_file)."""
     starts: list[int] = []
     position = 0
@@ -264,8 +264,12 @@ def parse_records(
     A record is valid when its magic code, lengths and PHYSICALOFFSET agree (and its body
     CRC, with ``check_crc``); parsing stops at the first that is not.
     """
-    data = bytes(view[: min(len(view), max_bytes + max_record_size)])
-    starts_list, end, problem, end_of_file = _walk(data, min(len(data), max_bytes))
+    window = view[: min(len(view), max_bytes + max_record_size)]
+    starts_list, end, problem, end_of_file = _walk(window, min(len(window), max_bytes))
+    # One copy of the records found, not of the whole window: the window reaches a record's
+    # length past max_bytes only so that the last record can end there.
+    data = bytes(window[:end])
+    window.release()
     starts = np.array(starts_list, np.int64)
     count, field_problem, columns = _check_fields(data, starts, base_offset, check_crc)
     if count < len(starts):
