@@ -352,6 +352,7 @@ def test_empty_index_file_left_by_a_kill_does_not_index_messages_twice(
 _DIE_INSIDE_AN_INDEX_UPDATE = """
 import os
 import sys
+import threading
 
 from orbitmq.store import MessageStore, index_file
 from tests.support import make_message, small_config
@@ -363,14 +364,23 @@ for i in range(300):
     store.put_message(make_message("IndexTopic", b"x" * 100, keys=f"k{i}"))
 assert store.wait_for_dispatch()
 
+armed = threading.Event()
+write_header = index_file.IndexFile._write_header
+
 
 def die(self):
-    os._exit(9)
+    if armed.is_set():
+        os._exit(9)
+    write_header(self)
 
 
+# Armed only once every message is in the commit log: a dispatch round may start while the
+# puts are still going on (a put's write releases the GIL), and the test needs them all.
 index_file.IndexFile._write_header = die
 for i in range(300, 305):
     store.put_message(make_message("IndexTopic", b"y" * 100, keys=f"k{i}"))
+armed.set()
+store.put_message(make_message("IndexTopic", b"y" * 100, keys="k305"))
 store.wait_for_dispatch(5)
 os._exit(0)
 """
@@ -398,7 +408,7 @@ def test_kill_inside_an_index_update_loses_no_key(
     assert store.wait_for_dispatch()
     lost = [
         i
-        for i in range(305)
+        for i in range(306)
         if len(store.query_message("IndexTopic", f"k{i}", 32, 0, QUERY_END_MS).message_buffers) != 1
     ]
     assert not lost, f"{len(lost)} key(s) not found exactly once after recovery: {lost[:40]}"
