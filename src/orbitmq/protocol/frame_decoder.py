@@ -38,25 +38,22 @@ class FrameDecoder:
         buffer = self._buffer
         position = 0
         try:
-            # Frames are decoded from a view of the buffer: decode_command copies out what
-            # it keeps (the body), so a pull answer of hundreds of KiB is copied once, not
-            # three times. Every view is gone when the buffer is trimmed below.
-            with memoryview(buffer) as view:
-                while len(buffer) - position >= 4:
-                    length = _LENGTH.unpack_from(buffer, position)[0]
-                    if length < 4 or length + 4 > self._max_frame_bytes:
-                        raise ProtocolError(
-                            f"frame length {length} is outside 4..{self._max_frame_bytes - 4}"
-                        )
-                    end = position + 4 + length
-                    if end > len(buffer):
-                        break
-                    commands.append(decode_command(view[position + 4 : end]))
-                    position = end
+            while len(buffer) - position >= 4:
+                length = _LENGTH.unpack_from(buffer, position)[0]
+                if length < 4 or length + 4 > self._max_frame_bytes:
+                    raise ProtocolError(
+                        f"frame length {length} is outside 4..{self._max_frame_bytes - 4}"
+                    )
+                end = position + 4 + length
+                if end > len(buffer):
+                    break
+                # A copy of the frame (a bytearray slice), which decode_command may view:
+                # no view of the buffer itself may outlive this call, it is resized below.
+                commands.append(decode_command(buffer[position + 4 : end]))
+                position = end
         except ProtocolError as exc:
             self._error = exc
-            # A new buffer, not clear(): the traceback may still hold views of the old one.
-            self._buffer = bytearray()
+            self._buffer.clear()
             if not commands:
                 raise
             return commands

@@ -151,7 +151,7 @@ class RemotingCommand:
 # -- decoding ---------------------------------------------------------------------------
 
 
-def decode_command(frame: bytes | memoryview) -> RemotingCommand:
+def decode_command(frame: bytes | bytearray | memoryview) -> RemotingCommand:
     """A command from one frame without its length field (what follows it)."""
     view = memoryview(frame)
     if len(view) < 4:
