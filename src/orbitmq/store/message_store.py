@@ -289,17 +289,24 @@ class MessageStore:
         the sync that covers it has finished, without blocking the loop."""
         waiter = asyncio.get_running_loop().create_future() if self.group_commit_service else None
         result, request = self._prepare(msg, waiter)
-        if result.is_ok:
-            # After the flush request: the sync runs on its thread while this one dispatches.
-            self.reput_message_service.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
-        if request is not None and waiter is not None:
-            try:
-                # A timeout cancels only this waiter; the service skips cancelled ones.
-                result.status = await asyncio.wait_for(
-                    waiter, self.config.sync_flush_timeout / 1000
-                )
-            except TimeoutError:
-                result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+        if not result.is_ok:
+            return result
+        reput = self.reput_message_service
+        if request is None or waiter is None:
+            reput.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
+            return result
+        if reput.behind_bytes >= _INLINE_DISPATCH_BELOW_BYTES:
+            reput.wakeup()  # a big append: its thread dispatches it while the sync runs
+        try:
+            # A timeout cancels only this waiter; the service skips cancelled ones.
+            result.status = await asyncio.wait_for(waiter, self.config.sync_flush_timeout / 1000)
+        except TimeoutError:
+            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+        finally:
+            # Dispatched once the sync is done, not while it runs: the group commit thread
+            # needs the GIL to start and to answer, and dispatching here first made it wait
+            # behind this loop (send -> ack p99 about 30 ms against 11-15 at 2000 msg/s).
+            reput.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
         return result
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:

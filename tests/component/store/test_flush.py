@@ -273,3 +273,25 @@ async def test_group_commit_keeps_answering_after_an_async_put_timed_out(
         None, store.put_message, make_message(body=b"thread")
     )
     assert from_thread.status is PutMessageStatus.PUT_OK
+
+
+async def test_sync_flush_put_on_a_loop_is_dispatched_once_its_sync_is_done(
+    store_factory: StoreFactory,
+) -> None:
+    """The loop dispatches its own small put after the sync, not while the group commit
+    thread needs the GIL to run it (the reput thread is idle for the whole test)."""
+    fs = RecordingFileSystem()
+    store = _store(
+        store_factory, fs, flush_disk_type=FlushDiskType.SYNC_FLUSH, reput_idle_interval=60_000
+    )
+    loop = asyncio.get_running_loop()
+    fs.hold_syncs()
+    try:
+        put = asyncio.create_task(store.async_put_message(make_message(queue_id=1)))
+        assert await loop.run_in_executor(None, fs.commit_log_sync_entered.wait, 10)
+        await asyncio.sleep(0.05)
+        assert store.get_max_offset_in_queue("TopicTest", 1) == 0
+    finally:
+        fs.release_syncs()
+    assert (await put).status is PutMessageStatus.PUT_OK
+    assert store.get_max_offset_in_queue("TopicTest", 1) == 1
