@@ -304,6 +304,16 @@ class Runner:
             proc.close()
         self.clients.clear()
 
+    def _measured_run(self, proc: ClientProcess) -> tuple[dict[str, Any], float]:
+        """Release a ready client, wait for its result; (result, broker CPU seconds meanwhile).
+        The peak RSS is reset first, so the phase's ``take_peak`` covers only this run."""
+        proc.expect("ready", 60)
+        self.broker.sampler.take_peak()
+        cpu0 = cpu_seconds(self.broker.pid)
+        proc.send("go")
+        result = proc.expect("result", self.args.phase_timeout + 30)
+        return result, cpu_seconds(self.broker.pid) - cpu0
+
     def produce(self, mode: str, topic: str) -> Phase:
         """One producer phase; ``mode`` as ``producer.py`` takes it."""
         a = self.args
@@ -320,12 +330,7 @@ class Runner:
             a.phase_timeout,
             *extra,
         )
-        proc.expect("ready", 60)
-        self.broker.sampler.take_peak()
-        cpu0 = cpu_seconds(self.broker.pid)
-        proc.send("go")
-        result = proc.expect("result", a.phase_timeout + 30)
-        cpu = cpu_seconds(self.broker.pid) - cpu0
+        result, cpu = self._measured_run(proc)
         label = {
             "sync": "C++ send_sync",
             "batch": f"C++ send_batch({a.batch})",
@@ -357,12 +362,7 @@ class Runner:
             "--timeout-s",
             a.phase_timeout,
         )
-        proc.expect("ready", 60)
-        self.broker.sampler.take_peak()
-        cpu0 = cpu_seconds(self.broker.pid)
-        proc.send("go")
-        result = proc.expect("result", a.phase_timeout + 30)
-        cpu = cpu_seconds(self.broker.pid) - cpu0
+        result, cpu = self._measured_run(proc)
         return Phase(
             self.system,
             "consume",

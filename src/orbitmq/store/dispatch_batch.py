@@ -163,6 +163,20 @@ def _check_fields(
     return count, problem, columns
 
 
+#: The fixed-field columns of a round, in the order both field readers produce them.
+_FIELDS: Final = (
+    "totals",
+    "flags",
+    "born",
+    "store",
+    "body_len",
+    "topic_at",
+    "topic_len",
+    "props_len",
+    "offsets",
+)
+
+
 def _fields_vector(
     data: bytes, starts: Int64Array, base_offset: int
 ) -> tuple[dict[str, Int64Array], list[bool]]:
@@ -181,31 +195,8 @@ def _fields_vector(
     ok = (body_len >= 0) & (prefix + body_len + 3 <= totals) & (props_len >= 0)
     ok &= topic_at + 3 + topic_len + props_len == starts + totals
     ok &= offsets == base_offset + starts
-    columns = {
-        "totals": totals,
-        "flags": flags,
-        "born": born,
-        "store": store,
-        "body_len": body_len,
-        "topic_at": topic_at,
-        "topic_len": topic_len,
-        "props_len": props_len,
-        "offsets": offsets,
-    }
-    return columns, ok.tolist()
-
-
-_FIELDS: Final = (
-    "totals",
-    "flags",
-    "born",
-    "store",
-    "body_len",
-    "topic_at",
-    "topic_len",
-    "props_len",
-    "offsets",
-)
+    values = (totals, flags, born, store, body_len, topic_at, topic_len, props_len, offsets)
+    return dict(zip(_FIELDS, values, strict=True)), ok.tolist()
 
 
 def _fields_scalar(
