@@ -250,6 +250,10 @@ def main() -> int:
         asyncio.run(workload(args, server.main_pid(), out_dir))
         time.sleep(2.0)
         print(f"broker idle 2 s after the phases: {rss_mib(server.main_pid())}")
+        # mappedPageReleaseIdleInterval (10 s by default) after the last put or read, the
+        # store drops its mapped pages from the process (within a quarter interval more).
+        time.sleep(11.0)
+        print(f"broker idle 13 s after the phases: {rss_mib(server.main_pid())}")
     finally:
         server.stop()
     if args.py_spy:

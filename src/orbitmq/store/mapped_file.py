@@ -162,6 +162,17 @@ class MappedFile:
         self.flushed_position = min(self.flushed_position, position)
         return last_data - position
 
+    def release_pages(self) -> None:
+        """Drop this mapping's pages from the process's resident set (``MADV_DONTNEED``).
+
+        Nothing is lost: the page cache keeps the pages, dirty ones included (their dirty
+        bit moves to the page cache and a flush still writes them), and the next access
+        through the mapping maps them again.
+        """
+        with self._lock:
+            if self.available:
+                self.buffer.madvise(mmap.MADV_DONTNEED)
+
     def last_modified_ms(self) -> int:
         return os.stat(self.file_name).st_mtime_ns // 1_000_000
 

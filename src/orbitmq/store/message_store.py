@@ -33,6 +33,8 @@ from orbitmq.store.flush_service import (
 )
 from orbitmq.store.get_message_result import GetMessageResult, QueryMessageResult
 from orbitmq.store.index_service import IndexService
+from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_page_release_service import MappedPageReleaseService
 from orbitmq.store.message_filter import MessageFilter
 from orbitmq.store.message_reader import read_messages
 from orbitmq.store.message_store_config import BrokerRole, FlushDiskType, MessageStoreConfig
@@ -115,6 +117,17 @@ class MessageStore:
         self.schedule_message_service: ScheduleMessageService | None = None
         if config.broker_role is not BrokerRole.SLAVE:
             self.schedule_message_service = ScheduleMessageService(self)
+        #: Reads served, for the idle check of the page release (approximate across threads:
+        #: only whether it moved matters).
+        self.read_count = 0
+        self.mapped_page_release_service: MappedPageReleaseService | None = None
+        if config.mapped_page_release_idle_interval > 0:
+            self.mapped_page_release_service = MappedPageReleaseService(
+                config.mapped_page_release_idle_interval,
+                lambda: (self.commit_log.max_offset, self.read_count),
+                self.release_mapped_pages,
+                clock,
+            )
         self.recovery_report: RecoveryReport | None = None
         self._started = False
         self._shutdown = False
@@ -210,6 +223,25 @@ class MessageStore:
         if self.group_commit_service is not None:
             yield self.group_commit_service
         yield self.flush_consume_queue_service
+        if self.mapped_page_release_service is not None:
+            yield self.mapped_page_release_service
+
+    def mapped_files(self) -> Iterator[MappedFile]:
+        """Every mapped file of the store: commit log, consume queues and index files."""
+        yield from self.commit_log.mapped_file_queue.mapped_files
+        for queue in self.all_consume_queues():
+            yield from queue.mapped_file_queue.mapped_files
+        for index_file in list(self.index_service.index_files):
+            yield index_file.mapped_file
+
+    def release_mapped_pages(self) -> int:
+        """Drop every mapped file's pages from the process (they stay in the page cache);
+        returns how many files were released."""
+        count = 0
+        for mapped in self.mapped_files():
+            mapped.release_pages()
+            count += 1
+        return count
 
     # -- puts -----------------------------------------------------------------------------
 
@@ -386,6 +418,7 @@ class MessageStore:
         """Up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage),
         and no more than ``max_total_bytes`` of records (at least one message is returned)."""
         del group  # RocketMQ keys per-group read statistics on it; nothing else uses it here.
+        self.read_count += 1
         return read_messages(
             self.config,
             self.commit_log,

@@ -80,6 +80,9 @@ class MessageStoreConfig:
     flush_delay_offset_interval: int = 10_000
     #: How long the reput loop sleeps when the commit log has nothing new, in ms.
     reput_idle_interval: int = 1000
+    #: After this many ms without a put or a read, the pages of every mapped file leave the
+    #: broker's resident set (they stay in the page cache); 0 keeps them. Not in RocketMQ.
+    mapped_page_release_idle_interval: int = 10_000
 
     @property
     def commit_log_dir(self) -> str:
