@@ -13,7 +13,8 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Final
-from zlib import crc32
+
+from isal.isal_zlib import crc32
 
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
@@ -45,24 +46,180 @@ from orbitmq.store.put_message_result import (
 log = logging.getLogger(__name__)
 
 _BLANK: Final = struct.Struct(">ii")
-_OFFSETS: Final = struct.Struct(">qq")  # QUEUEOFFSET, PHYSICALOFFSET: adjacent at 20
 _TIMESTAMP: Final = struct.Struct(">q")
 _SHORT: Final = struct.Struct(">h")
-_QUEUE_OFFSET_POSITION: Final = 20
 _UNCHECKED: Final = "?"
 
 
 @dataclass(slots=True)
-class EncodedRecords:
-    """Records encoded outside the put lock; offsets and store time are patched inside it."""
+class _Encoded:
+    """Records encoded with their final queue and physical offsets and store time."""
 
     data: bytes
     #: Start of each record within ``data``.
     starts: list[int]
-    store_timestamp_position: int
-    topic: str
-    queue_id: int
+
+
+@dataclass(slots=True)
+class _PreparedMessage:
+    """One message, checked and with its host fields packed before the put lock; encoded
+    under it, where its offsets and store time are known."""
+
+    msg: MessageExtBrokerInner
+    topic_raw: bytes
+    props: bytes
+    born_host: bytes
     sys_flag: int
+    size: int
+
+    @property
+    def topic(self) -> str:
+        return self.msg.topic
+
+    @property
+    def queue_id(self) -> int:
+        return self.msg.queue_id
+
+    def encode(self, log: CommitLog, wrote_offset: int, queue_offset: int, now: int) -> _Encoded:
+        msg = self.msg
+        body = msg.body
+        data = b"".join(
+            (
+                record_prefix(self.sys_flag).pack(
+                    self.size,
+                    MESSAGE_MAGIC_CODE,
+                    crc32(body) & 0x7FFFFFFF,
+                    msg.queue_id,
+                    msg.flag,
+                    queue_offset,
+                    wrote_offset,
+                    self.sys_flag,
+                    msg.born_timestamp,
+                    self.born_host,
+                    now,
+                    log.store_host_bytes,
+                    msg.reconsume_times,
+                    msg.prepared_transaction_offset,
+                    len(body),
+                ),
+                body,
+                bytes((len(self.topic_raw),)),
+                self.topic_raw,
+                _SHORT.pack(len(self.props)),
+                self.props,
+            )
+        )
+        return _Encoded(data, [0])
+
+
+@dataclass(slots=True)
+class _PreparedBatch:
+    """A client batch (RocketMQ's MessageExtBatch), checked before the put lock; its items are
+    walked and encoded under it."""
+
+    batch: MessageExtBatch
+    batch_props: bytes
+    born_host: bytes
+    sys_flag: int
+
+    @property
+    def topic(self) -> str:
+        return self.batch.topic
+
+    @property
+    def queue_id(self) -> int:
+        return self.batch.queue_id
+
+    def encode(
+        self, log: CommitLog, wrote_offset: int, queue_offset: int, now: int
+    ) -> _Encoded | PutMessageResult:
+        batch = self.batch
+        batch_props = self.batch_props
+        topic = batch.topic.encode()
+        prefix = record_prefix(self.sys_flag)
+        fixed = prefix.size + 1 + len(topic) + 2
+        view = memoryview(batch.body)
+        parts: list[bytes | memoryview] = []
+        starts: list[int] = []
+        position = 0
+        out_size = 0
+        max_size = log.config.max_message_size
+        pack = prefix.pack
+        host = log.store_host_bytes
+        born_host = self.born_host
+        sys_flag = self.sys_flag
+        queue_id = batch.queue_id
+        born_timestamp = batch.born_timestamp
+        topic_head = bytes((len(topic),)) + topic
+        try:
+            while position < len(view):
+                total, _m, _c, flag, body_len = BATCH_ITEM_PREFIX.unpack_from(view, position)
+                body_at = position + BATCH_ITEM_PREFIX.size
+                props_at = body_at + body_len
+                props_len = _SHORT.unpack_from(view, props_at)[0]
+                end = props_at + 2 + props_len
+                if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
+                    return _failure(
+                        PutMessageStatus.MESSAGE_ILLEGAL,
+                        f"batch item at byte {position} has inconsistent lengths",
+                    )
+                props = view[props_at + 2 : end]
+                # The batch's own properties follow the message's, joined by a separator
+                # when the message's do not end with one; parts, not copies.
+                joint = b"\x02" if props_len and batch_props and view[end - 1] != 2 else b""
+                props_total = props_len + len(joint) + len(batch_props)
+                if props_total > MAX_PROPERTIES_LENGTH:
+                    return _failure(
+                        PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                        f"properties of batch item {len(starts)} are {props_total} bytes, "
+                        f"more than the limit {MAX_PROPERTIES_LENGTH}",
+                    )
+                size = fixed + body_len + props_total
+                if size > max_size:
+                    return _failure(
+                        PutMessageStatus.MESSAGE_ILLEGAL,
+                        f"batch item {len(starts)} of {size} bytes exceeds "
+                        f"maxMessageSize {max_size}",
+                    )
+                body = view[body_at:props_at]
+                parts += (
+                    pack(
+                        size,
+                        MESSAGE_MAGIC_CODE,
+                        crc32(body) & 0x7FFFFFFF,  # RocketMQ's BODYCRC, inlined: hot loop
+                        queue_id,
+                        flag,
+                        queue_offset + len(starts),
+                        wrote_offset + out_size,
+                        sys_flag,
+                        born_timestamp,
+                        born_host,
+                        now,
+                        host,
+                        0,
+                        0,
+                        body_len,
+                    ),
+                    body,
+                    topic_head,
+                    _SHORT.pack(props_total),
+                    props,
+                    joint,
+                    batch_props,
+                )
+                starts.append(out_size)
+                out_size += size
+                position = end
+        except struct.error as exc:
+            return _failure(PutMessageStatus.MESSAGE_ILLEGAL, f"malformed batch body: {exc}")
+        if not starts:
+            return _failure(PutMessageStatus.MESSAGE_ILLEGAL, "the batch holds no message")
+        if out_size > max_size:
+            return _failure(
+                PutMessageStatus.MESSAGE_ILLEGAL,
+                f"batch of {out_size} bytes exceeds maxMessageSize {max_size}",
+            )
+        return _Encoded(b"".join(parts), starts)
 
 
 def _failure(status: PutMessageStatus, remark: str) -> PutMessageResult:
@@ -112,7 +269,7 @@ class CommitLog:
         self.store_host_bytes = pack_socket_address(store_host)
         self._store_host_flag = sf.STOREHOSTADDRESS_V6_FLAG if is_ipv6(store_host) else 0
 
-    # -- encoding (outside the lock) ----------------------------------------------------
+    # -- checks before the lock ----------------------------------------------------------
 
     def _check_common(self, topic: str, props_len: int) -> PutMessageResult | None:
         problem = self._topic_problems.get(topic, _UNCHECKED)
@@ -158,16 +315,15 @@ class CommitLog:
             packed = self._born_hosts[msg.born_host] = (pack_socket_address(msg.born_host), flag)
         return packed
 
-    def encode_message(
-        self, msg: MessageExtBrokerInner
-    ) -> tuple[EncodedRecords | None, PutMessageResult | None]:
-        """Encode one message; (None, failure) when it cannot be stored."""
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Append one message (RocketMQ's putMessage): checked first, then encoded and
+        written under the put lock."""
         self._apply_delay_level(msg)
         props_text = msg.properties_string or message_properties_to_string(msg.properties)
         props = props_text.encode()
         failure = self._check_common(msg.topic, len(props))
         if failure is not None:
-            return None, failure
+            return failure
         born_host, born_flag = self._born_host(msg)
         sys_flag = (
             (msg.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG))
@@ -175,55 +331,23 @@ class CommitLog:
             | self._store_host_flag
         )
         topic = msg.topic.encode()
-        prefix = record_prefix(sys_flag)
-        size = prefix.size + len(msg.body) + 1 + len(topic) + 2 + len(props)
+        size = record_prefix(sys_flag).size + len(msg.body) + 1 + len(topic) + 2 + len(props)
         if size > self.config.max_message_size:
-            return None, _failure(
+            return _failure(
                 PutMessageStatus.MESSAGE_ILLEGAL,
                 f"message of {size} bytes (body {len(msg.body)}) exceeds maxMessageSize "
                 f"{self.config.max_message_size}",
             )
-        body = msg.body
-        data = b"".join(
-            (
-                # Offsets and store time are filled in under the put lock.
-                prefix.pack(
-                    size,
-                    MESSAGE_MAGIC_CODE,
-                    crc32(body) & 0x7FFFFFFF,
-                    msg.queue_id,
-                    msg.flag,
-                    0,
-                    0,
-                    sys_flag,
-                    msg.born_timestamp,
-                    born_host,
-                    0,
-                    self.store_host_bytes,
-                    msg.reconsume_times,
-                    msg.prepared_transaction_offset,
-                    len(body),
-                ),
-                body,
-                bytes((len(topic),)),
-                topic,
-                _SHORT.pack(len(props)),
-                props,
-            )
-        )
-        return EncodedRecords(
-            data, [0], 48 + len(born_host), msg.topic, msg.queue_id, sys_flag
-        ), None
+        return self._put(_PreparedMessage(msg, topic, props, born_host, sys_flag, size))
 
-    def encode_batch(
-        self, batch: MessageExtBatch
-    ) -> tuple[EncodedRecords | None, PutMessageResult | None]:
-        """Encode every message of a client batch body into stored records.
+    def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        """Append every message of a client batch body (RocketMQ's putMessages), in one file
+        with consecutive queue offsets.
 
         The batch's own properties are appended to each message's, as RocketMQ does.
         """
         if batch.delay_time_level > 0 or sf.transaction_value(batch.sys_flag):
-            return None, _failure(
+            return _failure(
                 PutMessageStatus.MESSAGE_ILLEGAL,
                 "a batch cannot hold delayed or transactional messages",
             )
@@ -232,151 +356,71 @@ class CommitLog:
         ).encode()
         failure = self._check_common(batch.topic, len(batch_props))
         if failure is not None:
-            return None, failure
+            return failure
         born_host, born_flag = self._born_host(batch)
         sys_flag = (
             (batch.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG))
             | born_flag
             | self._store_host_flag
         )
-        topic = batch.topic.encode()
-        prefix = record_prefix(sys_flag)
-        fixed = prefix.size + 1 + len(topic) + 2
-        view = memoryview(batch.body)
-        parts: list[bytes | memoryview] = []
-        starts: list[int] = []
-        position = 0
-        out_size = 0
-        max_size = self.config.max_message_size
-        pack = prefix.pack
-        host = self.store_host_bytes
-        topic_head = bytes((len(topic),)) + topic
-        try:
-            while position < len(view):
-                total, _m, _c, flag, body_len = BATCH_ITEM_PREFIX.unpack_from(view, position)
-                body_at = position + BATCH_ITEM_PREFIX.size
-                props_at = body_at + body_len
-                props_len = _SHORT.unpack_from(view, props_at)[0]
-                end = props_at + 2 + props_len
-                if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
-                    return None, _failure(
-                        PutMessageStatus.MESSAGE_ILLEGAL,
-                        f"batch item at byte {position} has inconsistent lengths",
-                    )
-                props = view[props_at + 2 : end]
-                # The batch's own properties follow the message's, joined by a separator
-                # when the message's do not end with one; parts, not copies.
-                joint = b"\x02" if props_len and batch_props and view[end - 1] != 2 else b""
-                props_total = props_len + len(joint) + len(batch_props)
-                if props_total > MAX_PROPERTIES_LENGTH:
-                    return None, _failure(
-                        PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                        f"properties of batch item {len(starts)} are {props_total} bytes, "
-                        f"more than the limit {MAX_PROPERTIES_LENGTH}",
-                    )
-                size = fixed + body_len + props_total
-                if size > max_size:
-                    return None, _failure(
-                        PutMessageStatus.MESSAGE_ILLEGAL,
-                        f"batch item {len(starts)} of {size} bytes exceeds "
-                        f"maxMessageSize {max_size}",
-                    )
-                body = view[body_at:props_at]
-                starts.append(out_size)
-                parts += (
-                    pack(
-                        size,
-                        MESSAGE_MAGIC_CODE,
-                        crc32(body) & 0x7FFFFFFF,  # RocketMQ's BODYCRC, inlined: hot loop
-                        batch.queue_id,
-                        flag,
-                        0,
-                        0,
-                        sys_flag,
-                        batch.born_timestamp,
-                        born_host,
-                        0,
-                        host,
-                        0,
-                        0,
-                        body_len,
-                    ),
-                    body,
-                    topic_head,
-                    _SHORT.pack(props_total),
-                    props,
-                    joint,
-                    batch_props,
-                )
-                out_size += size
-                position = end
-        except struct.error as exc:
-            return None, _failure(PutMessageStatus.MESSAGE_ILLEGAL, f"malformed batch body: {exc}")
-        if not starts:
-            return None, _failure(PutMessageStatus.MESSAGE_ILLEGAL, "the batch holds no message")
-        if out_size > max_size:
-            return None, _failure(
-                PutMessageStatus.MESSAGE_ILLEGAL,
-                f"batch of {out_size} bytes exceeds maxMessageSize {max_size}",
-            )
-        return EncodedRecords(
-            b"".join(parts), starts, 48 + len(born_host), batch.topic, batch.queue_id, sys_flag
-        ), None
+        return self._put(_PreparedBatch(batch, batch_props, born_host, sys_flag))
 
     # -- appending (inside the lock) -----------------------------------------------------
 
-    def append(self, records: EncodedRecords) -> PutMessageResult:
-        """Write encoded records at the end of the log: one file, consecutive queue offsets."""
+    def _put(self, prepared: _PreparedMessage | _PreparedBatch) -> PutMessageResult:
         with self._put_lock:
             begin = self._clock.now_ms()
             self.begin_time_in_lock = begin
             started = time.perf_counter()
             try:
-                return self._append_locked(records, begin, started)
+                return self._append_locked(prepared, begin, started)
             finally:
                 self.begin_time_in_lock = 0
 
-    def _append_locked(self, records: EncodedRecords, now: int, started: float) -> PutMessageResult:
-        data = records.data
-        if len(data) + END_FILE_MIN_BLANK_LENGTH > self.mapped_file_queue.mapped_file_size:
+    def _append_locked(
+        self, prepared: _PreparedMessage | _PreparedBatch, now: int, started: float
+    ) -> PutMessageResult:
+        # Encoded here, with the final offsets and store time, so the bytes go to the file
+        # as encoded: no second pass to patch them in, no copy to patch into.
+        key = f"{prepared.topic}-{prepared.queue_id}"
+        tran = sf.transaction_value(prepared.sys_flag)
+        counted = tran in (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
+        queue_offset = self.topic_queue_table.get(key, 0) if counted else 0
+        queue = self.mapped_file_queue
+        wrote_offset = queue.max_offset
+        encoded = prepared.encode(self, wrote_offset, queue_offset, now)
+        if isinstance(encoded, PutMessageResult):
+            return encoded
+        data = encoded.data
+        if len(data) + END_FILE_MIN_BLANK_LENGTH > queue.mapped_file_size:
             # Checked before touching any file: a record that fits no file must not end the
             # current one with a blank record either.
             return _failure(
                 PutMessageStatus.MESSAGE_ILLEGAL,
                 f"{len(data)} bytes do not fit an empty commit log file of "
-                f"{self.mapped_file_queue.mapped_file_size}",
+                f"{queue.mapped_file_size}",
             )
         try:
-            mapped = self.mapped_file_queue.last_or_create(0)
+            mapped = queue.last_or_create(0)
             if len(data) + END_FILE_MIN_BLANK_LENGTH > mapped.free_bytes:
                 self._write_end_of_file(mapped)
-                mapped = self.mapped_file_queue.last_or_create(0)
+                mapped = queue.last_or_create(0)
         except OSError as exc:
             log.error("cannot create a commit log file: %s", exc)
             return _failure(
                 PutMessageStatus.CREATE_MAPPED_FILE_FAILED,
                 f"cannot create a commit log file: {exc}",
             )
-        key = f"{records.topic}-{records.queue_id}"
-        tran = sf.transaction_value(records.sys_flag)
-        counted = tran in (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
-        queue_offset = self.topic_queue_table.get(key, 0) if counted else 0
         base = mapped.wrote_position
-        wrote_offset = mapped.file_from_offset + base
-        out = bytearray(data)
-        ts_pos = records.store_timestamp_position
-        pack_offsets = _OFFSETS.pack_into
-        pack_ts = _TIMESTAMP.pack_into
-        for i, start in enumerate(records.starts):
-            pack_offsets(
-                out,
-                start + _QUEUE_OFFSET_POSITION,
-                queue_offset + i if counted else 0,
-                wrote_offset + start,
-            )
-            pack_ts(out, start + ts_pos, now)
+        if mapped.file_from_offset + base != wrote_offset:
+            # A new file (the first, or the next after an end-of-file record): encoded again
+            # at its start, which is where the physical offsets now point.
+            wrote_offset = mapped.file_from_offset + base
+            encoded = prepared.encode(self, wrote_offset, queue_offset, now)
+            assert not isinstance(encoded, PutMessageResult)  # it encoded once already
+            data = encoded.data
         try:
-            mapped.write(base, out)
+            mapped.write(base, data)
         except OSError as exc:
             # Nothing moved: the wrote position, the queue offsets and what reput reads stay
             # where they were, and the next append writes over whatever part got through.
@@ -384,7 +428,7 @@ class CommitLog:
             return _failure(PutMessageStatus.UNKNOWN_ERROR, f"commit log write failed: {exc}")
         mapped.store_timestamp = now
         mapped.wrote_position = base + len(data)
-        count = len(records.starts)
+        count = len(encoded.starts)
         if counted:
             self.topic_queue_table[key] = queue_offset + count
         return PutMessageResult(
@@ -397,7 +441,7 @@ class CommitLog:
                 logics_offset=queue_offset,
                 msg_num=count,
                 elapsed_ms=(time.perf_counter() - started) * 1000,
-                record_offsets=list(map(wrote_offset.__add__, records.starts)),
+                record_offsets=list(map(wrote_offset.__add__, encoded.starts)),
                 store_host_bytes=self.store_host_bytes,
             ),
         )

@@ -10,12 +10,12 @@ are picked out record by record, straight from one ``bytes`` copy of the window.
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from isal.isal_zlib import crc32
 
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
@@ -148,13 +148,14 @@ def _check_fields(
             problem = f"record at {at} says its offset is {columns['offsets'][count]}"
     if check_crc:
         crcs = _gather(np.frombuffer(data, np.uint8), starts + 8, ">i4")
+        view = memoryview(data)
         bodies = (starts + columns["born"] + columns["store"] + 72).tolist()
         for i, (at, length, crc) in enumerate(
             zip(bodies, columns["body_len"].tolist(), crcs.tolist(), strict=True)
         ):
             if i >= count:
                 break
-            if zlib.crc32(data[at : at + length]) & 0x7FFFFFFF != crc:
+            if crc32(view[at : at + length]) & 0x7FFFFFFF != crc:
                 count, problem = (
                     i,
                     f"body CRC mismatch at physical offset {base_offset + int(starts[i])}",

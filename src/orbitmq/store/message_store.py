@@ -21,7 +21,7 @@ from orbitmq.common.message import MessageExt, MessageExtBatch, MessageExtBroker
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
 from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
-from orbitmq.store.commit_log import CommitLog, EncodedRecords
+from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch
 from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
@@ -268,28 +268,6 @@ class MessageStore:
             )
         return None
 
-    def _append(
-        self,
-        encoded: EncodedRecords | None,
-        failure: PutMessageResult | None,
-        wait: bool,
-        waiter: asyncio.Future[PutMessageStatus] | None,
-    ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
-        if failure is not None or encoded is None:
-            assert failure is not None
-            return failure, None
-        result = self.commit_log.append(encoded)
-        if not result.is_ok or result.append_result is None:
-            return result, None
-        append = result.append_result
-        if self.group_commit_service is not None and wait:
-            request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes, waiter)
-            self.group_commit_service.put_request(request)
-            return result, request
-        if self.flush_real_time_service is not None:
-            self.flush_real_time_service.wakeup()
-        return result, None
-
     def _prepare(
         self,
         msg: MessageExtBrokerInner,
@@ -299,10 +277,19 @@ class MessageStore:
         if failure is not None:
             return failure, None
         if isinstance(msg, MessageExtBatch):
-            encoded, failure = self.commit_log.encode_batch(msg)
+            result = self.commit_log.put_messages(msg)
         else:
-            encoded, failure = self.commit_log.encode_message(msg)
-        return self._append(encoded, failure, msg.wait_store_msg_ok, waiter)
+            result = self.commit_log.put_message(msg)
+        if not result.is_ok or result.append_result is None:
+            return result, None
+        append = result.append_result
+        if self.group_commit_service is not None and msg.wait_store_msg_ok:
+            request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes, waiter)
+            self.group_commit_service.put_request(request)
+            return result, request
+        if self.flush_real_time_service is not None:
+            self.flush_real_time_service.wakeup()
+        return result, None
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH.
