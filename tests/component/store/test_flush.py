@@ -73,7 +73,16 @@ def test_async_flush_syncs_in_the_background_and_moves_the_checkpoint(
     clock = ManualClock(T0)
     # The checkpoint file is rewritten on thorough logic flushes only (as RocketMQ does):
     # make every one thorough.
-    store = _store(store_factory, fs, clock=clock, flush_consume_queue_thorough_interval=0)
+    # Every put wakes the flusher, so a flush may come between two puts and leave fewer than
+    # flushCommitLogLeastPages dirty pages behind it: the thorough flush (every 1 s here
+    # instead of 10) takes those.
+    store = _store(
+        store_factory,
+        fs,
+        clock=clock,
+        flush_consume_queue_thorough_interval=0,
+        flush_commit_log_thorough_interval=1000,
+    )
     assert store.config.flush_disk_type is FlushDiskType.ASYNC_FLUSH
     queue = store.commit_log.mapped_file_queue
     for i in range(6):  # 6 x ~4.6 KB: more than flushCommitLogLeastPages (4) dirty pages

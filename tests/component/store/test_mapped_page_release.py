@@ -136,7 +136,9 @@ def test_the_service_runs_with_the_store_and_releases_when_idle(
     for i in range(50):
         store.put_message(make_message(body=bytes([i]) * 1000))
     assert store.wait_for_dispatch()
-    assert store.get_message("g", "TopicTest", 0, 0, 32).status is GetMessageStatus.FOUND
+    result = store.get_message("g", "TopicTest", 0, 0, 32)
+    assert result.status is GetMessageStatus.FOUND
+    assert all(len(bytes(record)) > 1000 for record in result.message_buffers)  # touched
     commit_log = store.commit_log.mapped_file_queue.mapped_files[0].file_name
     assert resident_kib(commit_log) > 0
     deadline = time.monotonic() + 5  # released 200-250 ms after the last read
