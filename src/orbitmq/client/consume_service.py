@@ -18,6 +18,7 @@ from orbitmq.client.consumer_config import ConsumeContext, ConsumeResult, Listen
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common import message_const as mc
+from orbitmq.common.message import add_properties
 from orbitmq.common.topic import retry_topic
 from orbitmq.protocol import MessageModel
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _TOPIC = attrgetter("topic")
-_PROPERTIES = attrgetter("properties")
 
 #: How long a message whose send-back failed waits before it is consumed again locally.
 LOCAL_RETRY_DELAY_S = 5.0
@@ -90,9 +90,7 @@ class _ListenerRunner:
 def mark_consume_start(messages: Sequence[MessageExt]) -> None:
     """Stamp CONSUME_START_TIME: the consume-timeout cleaner measures from it."""
     now = str(int(time.time() * 1000))
-    key = mc.PROPERTY_CONSUME_START_TIMESTAMP
-    for properties in map(_PROPERTIES, messages):
-        properties[key] = now
+    add_properties(messages, {mc.PROPERTY_CONSUME_START_TIMESTAMP: now})
 
 
 def restore_retry_topic(messages: Sequence[MessageExt], group: str) -> None:
@@ -145,6 +143,7 @@ class ConcurrentConsumeService:
             for m in failed:
                 if not await consumer.send_message_back(m, context.delay_level_when_next_consume):
                     m.reconsume_times += 1
+                    m.settle_properties()  # the listener had it; the retry stamps it again
                     retry_locally.append(m)
         elif failed:
             log.warning("broadcasting: %d failed message(s) dropped, as RocketMQ does", len(failed))
@@ -204,6 +203,8 @@ class OrderlyConsumeService:
             if pq.dropped:
                 return
             if not ok and await self._should_suspend(batch):
+                for m in batch:
+                    m.settle_properties()  # the listener had them; the retry stamps them again
                 pq.make_message_to_consume_again(batch)
                 await asyncio.sleep(context.suspend_current_queue_time_s)
                 continue

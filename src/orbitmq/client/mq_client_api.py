@@ -8,7 +8,6 @@ retries or chooses a broker; the producer and consumers do that.
 from __future__ import annotations
 
 import zlib
-from operator import attrgetter
 from typing import Final
 
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
@@ -21,6 +20,7 @@ from orbitmq.common import (
 )
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.message import add_properties
 from orbitmq.filter import SubscriptionData
 from orbitmq.protocol import (
     GetConsumerListByGroupResponseBody,
@@ -74,7 +74,6 @@ _PULL_STATUS: Final[dict[int, PullStatus]] = {
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
     ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
 }
-_PROPERTIES: Final = attrgetter("properties")
 
 
 class OffsetNotFoundError(MQBrokerError):
@@ -190,10 +189,13 @@ class MQClientAPI:
             messages = decode_client_messages(response.body)
             if subscription is not None and not takes_every_tag(subscription):
                 messages = [m for m in messages if tags_match(subscription, m.tags)]
-            min_offset, max_offset = str(answer.min_offset), str(answer.max_offset)
-            for properties in map(_PROPERTIES, messages):
-                properties[mc.PROPERTY_MIN_OFFSET] = min_offset
-                properties[mc.PROPERTY_MAX_OFFSET] = max_offset
+            add_properties(
+                messages,
+                {
+                    mc.PROPERTY_MIN_OFFSET: str(answer.min_offset),
+                    mc.PROPERTY_MAX_OFFSET: str(answer.max_offset),
+                },
+            )
             result.messages = messages
         return result
 

@@ -6,9 +6,13 @@ task or thread owns a message at a time; nothing here locks.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 from orbitmq.common import message_const as mc
+from orbitmq.common.message_const import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR
 
 #: A host and port, as ``("10.0.0.1", 10911)`` or ``("::1", 10911)``.
 SocketAddress = tuple[str, int]
@@ -69,9 +73,31 @@ class Message:
             self.properties[key] = value
 
 
+#: Held while a MessageExt parses its property string.
+_PARSING: Final = threading.Lock()
+
+
+def string_to_message_properties(text: str) -> dict[str, str]:
+    """Parse a property string; pairs without a separator are ignored, as RocketMQ does."""
+    properties: dict[str, str] = {}
+    for item in text.split(PROPERTY_SEPARATOR):
+        name, sep, value = item.partition(NAME_VALUE_SEPARATOR)
+        if sep and name:
+            properties[name] = value
+    return properties
+
+
 @dataclass(slots=True)
 class MessageExt(Message):
-    """A stored message: the sent message plus what the broker recorded about it."""
+    """A stored message: the sent message plus what the broker recorded about it.
+
+    A batch-decoded message may hold its properties still as the stored property string
+    (UTF-8 ``name\x01value\x02`` pairs) with the ``properties`` slot unset: the first read
+    of ``properties`` parses it, so a consumer that never looks at them never builds the
+    dict. :func:`add_properties` adds pairs to either form. A dict assigned to
+    ``properties`` before any read leaves the text behind unused; code that adds
+    properties after user code had the message calls :meth:`settle_properties` first.
+    """
 
     queue_id: int = 0
     store_size: int = 0
@@ -87,6 +113,56 @@ class MessageExt(Message):
     body_crc: int = 0
     reconsume_times: int = 0
     prepared_transaction_offset: int = 0
+    #: The property string not parsed yet; None once it is.
+    _properties_text: bytes | None = field(default=None, init=False, repr=False, compare=False)
+
+    if not TYPE_CHECKING:  # mypy would take any attribute name for one __getattr__ answers
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only when the ordinary lookup failed: an unset slot or no such name.
+            if name == "properties" and self._properties_text is not None:
+                # The consume-timeout cleaner may read a message a listener thread is
+                # reading: one parse is published, and both get that dict.
+                with _PARSING:
+                    text = self._properties_text
+                    if text is not None:
+                        self.properties = string_to_message_properties(text.decode())
+                        self._properties_text = None
+                return self.properties
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
+            )
+
+    def settle_properties(self) -> None:
+        """Make ``properties`` the one truth again after user code had the message: a dict
+        assigned there before any read would otherwise leave the unparsed text beside it,
+        and :func:`add_properties` would add to the text."""
+        self.properties  # noqa: B018 -- parses the text if the slot is still unset
+        self._properties_text = None
+
+
+def add_properties(messages: Iterable[MessageExt], properties: Mapping[str, str]) -> None:
+    """Set ``properties`` in every message's properties, in order, as ``update`` would.
+
+    A message whose property string is not parsed yet gets the pairs appended to it instead
+    (parsing keeps a repeated name at its first place with its last value, as assignment
+    does), unless a pair would not survive the round trip through the string.
+    """
+    text = "".join(
+        f"{name}{NAME_VALUE_SEPARATOR}{value}{PROPERTY_SEPARATOR}"
+        for name, value in properties.items()
+    )
+    if string_to_message_properties(text) != properties:
+        for message in messages:
+            message.properties.update(properties)
+        return
+    suffix = text.encode()
+    for message in messages:
+        pending = message._properties_text
+        if pending is not None:
+            message._properties_text = pending + suffix
+        else:
+            message.properties.update(properties)
 
 
 @dataclass(slots=True)

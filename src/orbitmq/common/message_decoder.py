@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from orbitmq.common import message as message_model
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message import Message, MessageExt, SocketAddress
@@ -94,14 +95,8 @@ def message_properties_to_string(properties: Mapping[str, str]) -> str:
     )
 
 
-def string_to_message_properties(text: str) -> dict[str, str]:
-    """Parse a property string; pairs without a separator are ignored, as RocketMQ does."""
-    properties: dict[str, str] = {}
-    for item in text.split(PROPERTY_SEPARATOR):
-        name, sep, value = item.partition(NAME_VALUE_SEPARATOR)
-        if sep and name:
-            properties[name] = value
-    return properties
+#: Parse a property string (defined beside MessageExt, which parses its own on demand).
+string_to_message_properties: Final = message_model.string_to_message_properties
 
 
 # -- stored records --------------------------------------------------------------------
@@ -304,7 +299,8 @@ def decode_messages(
     return messages
 
 
-#: MessageExt's fields in the order its generated ``__init__`` takes them positionally.
+#: MessageExt's fields in the order its generated ``__init__`` takes them positionally, and
+#: the property string it parses on demand (not an ``__init__`` argument).
 _MESSAGE_EXT_FIELDS: Final = (
     "topic",
     "body",
@@ -323,7 +319,10 @@ _MESSAGE_EXT_FIELDS: Final = (
     "body_crc",
     "reconsume_times",
     "prepared_transaction_offset",
+    "_properties_text",
 )
+#: A placeholder for the properties a batch-decoded message gets as text (see _decode_run).
+_PARSED_LATER: Final[dict[str, str]] = {}
 #: Positional construction is about 2.5x cheaper than by keyword; should the dataclass ever
 #: change its fields, the batch decoder stands aside rather than fill the wrong ones.
 _POSITIONAL_MESSAGE_EXT: Final = (
@@ -338,8 +337,9 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
     The per-batch fast path of :func:`decode_messages` (a pull answer holds hundreds of
     records): fields are sliced from the bytes directly rather than through memoryviews,
     the message is built positionally, and what repeats from record to record -- the topic,
-    the unpacked hosts, the host part of the message id -- is computed once per batch.
-    Anything unusual stops it without raising, so errors are reported by the one decoder.
+    the unpacked hosts, the host part of the message id -- is computed once per batch, and
+    an ASCII property string is left to the message to parse if anyone reads it. Anything
+    unusual stops it without raising, so errors are reported by the one decoder.
     """
     end = len(data)
     position = 0
@@ -397,7 +397,11 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
             if topic_len != len(topic_raw) or not data.startswith(topic_raw, body_end + 1):
                 topic_raw = data[body_end + 1 : body_end + 1 + topic_len]
                 topic = topic_raw.decode()
-            properties = parse_properties(data[props_at:record_end].decode())
+            properties_text = data[props_at:record_end]
+            # An ASCII property string (the usual) is kept as it is and parsed only when
+            # someone reads ``properties``; any other is decoded now, so that invalid UTF-8
+            # is still reported here.
+            lazy = properties_text.isascii()
             born_host = hosts.get(born_raw)
             if born_host is None:
                 born_host = hosts[born_raw] = unpack_socket_address(born_raw)
@@ -407,32 +411,35 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
             id_prefix = id_prefixes.get(store_raw)
             if id_prefix is None:
                 id_prefix = id_prefixes[store_raw] = store_raw.hex().upper()
-            append(
-                new_message(
-                    topic,
-                    data[pos:body_end] if read_body else b"",
-                    flag,
-                    properties,
-                    queue_id,
-                    total,
-                    queue_offset,
-                    sys_flag,
-                    born_ts,
-                    born_host,
-                    store_ts,
-                    store_host,
-                    # create_message_id's layout: packed store host, then the offset as
-                    # int64 -- which is the record's own PHYSICALOFFSET bytes.
-                    id_prefix
-                    + data[position + PHYSICALOFFSET_POSITION : position + SYSFLAG_POSITION]
-                    .hex()
-                    .upper(),
-                    physical_offset,
-                    crc,
-                    reconsume_times,
-                    prepared_offset,
-                )
+            message = new_message(
+                topic,
+                data[pos:body_end] if read_body else b"",
+                flag,
+                _PARSED_LATER if lazy else parse_properties(properties_text.decode()),
+                queue_id,
+                total,
+                queue_offset,
+                sys_flag,
+                born_ts,
+                born_host,
+                store_ts,
+                store_host,
+                # create_message_id's layout: packed store host, then the offset as
+                # int64 -- which is the record's own PHYSICALOFFSET bytes.
+                id_prefix
+                + data[position + PHYSICALOFFSET_POSITION : position + SYSFLAG_POSITION]
+                .hex()
+                .upper(),
+                physical_offset,
+                crc,
+                reconsume_times,
+                prepared_offset,
             )
+            if lazy:
+                # MessageExt parses the text on the first read of the unset slot.
+                del message.properties
+                message._properties_text = properties_text
+            append(message)
             position = record_end
     except (struct.error, ValueError, UnicodeDecodeError, IndexError):
         pass  # this record is left to decode_message, which reports it
