@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from typing import Final
@@ -99,8 +100,10 @@ def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[i
     }
 
 
+@functools.lru_cache(maxsize=4096)
 def topic_check_remark(topic: str) -> str | None:
-    """``TopicValidator.validateTopic``'s remark for a bad topic name, or None."""
+    """``TopicValidator.validateTopic``'s remark for a bad topic name, or None. Cached:
+    every send asks, about the same few names, and the check walks every character."""
     if not topic.strip():
         return "The specified topic is blank."
     if any(c not in _VALID_TOPIC_CHARS for c in topic):

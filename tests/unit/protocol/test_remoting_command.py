@@ -177,3 +177,12 @@ def test_codes_are_rocketmqs() -> None:
     assert ResponseCode.PULL_OFFSET_MOVED == 21
     assert LanguageCode.parse("cpp") is LanguageCode.CPP
     assert LanguageCode.parse("COBOL") is LanguageCode.OTHER
+
+
+def test_numbers_booleans_and_nulls_in_ext_fields_read_as_java_reads_them() -> None:
+    command = decode_command(
+        _json(b'{"code":10,"extFields":{"n":12,"f":1.5,"t":true,"s":"x","z":null}}')
+    )
+    assert command.ext_fields == {"n": "12", "f": "1.5", "t": "true", "s": "x"}
+    plain = decode_command(_json(b'{"code":10,"extFields":{"a":"1","b":""}}'))
+    assert plain.ext_fields == {"a": "1", "b": ""}
