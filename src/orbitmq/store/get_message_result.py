@@ -17,6 +17,10 @@ class GetMessageStatus(enum.Enum):
     NO_MATCHED_LOGIC_QUEUE = enum.auto()
     NO_MESSAGE_IN_QUEUE = enum.auto()
 
+    #: Members are singletons: identity hashing is exact and runs in C (Enum's own hashes
+    #: the name in Python, on every pull's status lookups).
+    __hash__ = object.__hash__
+
 
 @dataclass(slots=True)
 class GetMessageResult:

@@ -127,8 +127,11 @@ class MappedFileQueue:
     @property
     def max_offset(self) -> int:
         """The offset one past the last written byte."""
-        last = self.last()
-        return last.file_from_offset + last.wrote_position if last is not None else 0
+        files = self.mapped_files  # read once: appends replace the list (asked per put)
+        if not files:
+            return 0
+        last = files[-1]
+        return last.file_from_offset + last.wrote_position
 
     def flush(self, least_pages: int) -> bool:
         """Flush from the flushed offset on; True when nothing was left to flush."""

@@ -318,7 +318,8 @@ class MessageStore:
             reput.wakeup()  # a big append: its thread dispatches it while the sync runs
         try:
             # A timeout cancels only this waiter; the service skips cancelled ones.
-            result.status = await asyncio.wait_for(waiter, self.config.sync_flush_timeout / 1000)
+            async with asyncio.timeout(self.config.sync_flush_timeout / 1000):
+                result.status = await waiter
         except TimeoutError:
             result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
         finally:

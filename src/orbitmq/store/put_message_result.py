@@ -20,6 +20,10 @@ class PutMessageStatus(enum.Enum):
     OS_PAGE_CACHE_BUSY = enum.auto()
     UNKNOWN_ERROR = enum.auto()
 
+    #: Members are singletons: identity hashing is exact and runs in C (Enum's own hashes
+    #: the name in Python, on every lookup of the send path's status tables).
+    __hash__ = object.__hash__
+
     @property
     def is_ok(self) -> bool:
         """Stored: PUT_OK, or stored but not yet durable/replicated as asked."""

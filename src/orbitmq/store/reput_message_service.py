@@ -62,7 +62,10 @@ class ReputMessageService(Service):
         #: Store time of the last dispatched message, for the checkpoint.
         self.last_dispatched_timestamp = 0
         self._stuck_at = -1
-        self._progress = threading.Condition()
+        self._progress_lock = threading.Lock()
+        self._progress = threading.Condition(self._progress_lock)
+        #: Threads in ``wait_for_dispatch``; a round notifies only when there are any.
+        self._waiting = 0
         #: Held for a round, so that the service thread and a caller dispatching on its own
         #: thread (``dispatch_soon``) never run rounds at the same time.
         self._round = threading.Lock()
@@ -76,11 +79,15 @@ class ReputMessageService(Service):
         """Block until every record below commit log ``offset`` is dispatched; False on timeout."""
         deadline = time.monotonic() + timeout_s
         with self._progress:
-            while self.reput_from_offset < offset:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._progress.wait(remaining)
+            self._waiting += 1
+            try:
+                while self.reput_from_offset < offset:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._progress.wait(remaining)
+            finally:
+                self._waiting -= 1
         return True
 
     def do_reput(self) -> int:
@@ -106,8 +113,10 @@ class ReputMessageService(Service):
         try:
             return self._reput()
         finally:
-            with self._progress:
-                self._progress.notify_all()
+            # The condition's own lock, taken in C: every small put ends a round here.
+            with self._progress_lock:
+                if self._waiting:
+                    self._progress.notify_all()
 
     def _reput(self) -> int:
         dispatched = 0
