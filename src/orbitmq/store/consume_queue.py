@@ -30,10 +30,24 @@ _BLANK_UNIT: Final = UNIT.pack(0, BLANK_UNIT_SIZE, 0)
 
 
 _UNIT_DTYPE: Final = np.dtype([("offset", ">i8"), ("size", ">i4"), ("tags", ">i8")])
+#: Runs of this many units or more are packed with numpy, shorter ones with struct: about
+#: where they cost the same (at 500 units numpy takes two thirds of struct's time).
+_NUMPY_FROM: Final = 16
 
 
 def is_message_unit(offset: int, size: int) -> bool:
     return offset >= 0 and 0 < size < BLANK_UNIT_SIZE
+
+
+def _pack_units(offsets: list[int], sizes: list[int], tags_codes: list[int]) -> bytes:
+    """The units of a run, as they are laid out in the file."""
+    if len(offsets) < _NUMPY_FROM:
+        return b"".join(map(UNIT.pack, offsets, sizes, tags_codes))
+    units = np.empty(len(offsets), _UNIT_DTYPE)
+    units["offset"] = offsets
+    units["size"] = sizes
+    units["tags"] = tags_codes
+    return units.tobytes()
 
 
 def _units(mapped: MappedFile, limit: int) -> npt.NDArray[np.void]:
@@ -192,9 +206,9 @@ class ConsumeQueue:
     def put_units(
         self,
         first_cq_offset: int,
-        offsets: npt.NDArray[np.int64],
-        sizes: npt.NDArray[np.int64],
-        tags_codes: npt.NDArray[np.int64],
+        offsets: list[int],
+        sizes: list[int],
+        tags_codes: list[int],
     ) -> None:
         """Write the units of consecutive queue offsets from ``first_cq_offset`` at once.
 
@@ -213,17 +227,11 @@ class ConsumeQueue:
             start = mapped.wrote_position
             end = start + count * CQ_STORE_UNIT_SIZE
             mapped.reserve(end)
-            units = np.empty(count, _UNIT_DTYPE)
-            units["offset"] = offsets
-            units["size"] = sizes
-            units["tags"] = tags_codes
-            mapped.buffer[start:end] = units.tobytes()
+            mapped.buffer[start:end] = _pack_units(offsets, sizes, tags_codes)
             mapped.wrote_position = end
-            self.max_physic_offset = int(offsets[-1]) + int(sizes[-1])
+            self.max_physic_offset = offsets[-1] + sizes[-1]
             return
-        for i, (offset, size, tags) in enumerate(
-            zip(offsets.tolist(), sizes.tolist(), tags_codes.tolist(), strict=True)
-        ):
+        for i, (offset, size, tags) in enumerate(zip(offsets, sizes, tags_codes, strict=True)):
             self.put_message_position_info(offset, size, tags, first_cq_offset + i)
 
     def _fill_hole(self, position: int, offset: int, size: int, tags_code: int) -> None:

@@ -3,8 +3,9 @@
 Reput and recovery walk the log with ``parse_records`` (RocketMQ's
 ``checkMessageAndReturnSize``, applied to a whole window at once). Record boundaries are
 found by a short Python walk over TOTALSIZE; the fixed fields of every record are then read
-and validated with numpy in one pass; only the variable parts (topic, TAGS, KEYS, UNIQ_KEY)
-are picked out record by record, straight from one ``bytes`` copy of the window.
+and validated in one pass (with numpy; with struct for a few records); only the variable
+parts (topic, TAGS, KEYS, UNIQ_KEY) are picked out record by record, straight from one
+``bytes`` copy of the window. The batch's columns are lists either way.
 """
 
 from __future__ import annotations
@@ -42,17 +43,20 @@ Int64Array = npt.NDArray[np.int64]
 
 @dataclass(slots=True)
 class DispatchBatch:
-    """Consecutive valid records, one entry per record in every column, in log order."""
+    """Consecutive valid records, one entry per record in every column, in log order.
 
-    commit_log_offsets: Int64Array
-    sizes: Int64Array
-    queue_ids: Int64Array
-    queue_offsets: Int64Array
-    store_timestamps: Int64Array
-    sys_flags: Int64Array
+    Columns are lists, not arrays: most rounds hold a few records, and every numpy call
+    on a tiny array costs more than the Python loop it would replace."""
+
+    commit_log_offsets: list[int]
+    sizes: list[int]
+    queue_ids: list[int]
+    queue_offsets: list[int]
+    store_timestamps: list[int]
+    sys_flags: list[int]
     #: Consume-queue tag code: Java hashCode of TAGS (0 without), or for
     #: SCHEDULE_TOPIC_XXXX the delivery time.
-    tags_codes: Int64Array
+    tags_codes: list[int]
     topics: list[str]
     #: Raw KEYS values (space-separated keys), None when absent.
     keys: list[bytes | None]
@@ -61,14 +65,11 @@ class DispatchBatch:
     def __len__(self) -> int:
         return len(self.topics)
 
-    def visible(self) -> npt.NDArray[np.bool_]:
+    def visible(self) -> list[bool]:
         """Records consumers may see: plain and committed; not prepared or rolled back."""
-        kinds = self.sys_flags & sf.TRANSACTION_ROLLBACK_TYPE
-        # Two comparisons: np.isin sorts, which costs more than the rest of a small round.
-        shown: npt.NDArray[np.bool_] = (kinds == sf.TRANSACTION_NOT_TYPE) | (
-            kinds == sf.TRANSACTION_COMMIT_TYPE
-        )
-        return shown
+        # One bit tells them apart: prepared (01) and rolled back (11) have the low bit of the
+        # transaction type set, plain (00) and committed (10) do not.
+        return [not flags & sf.TRANSACTION_PREPARED_TYPE for flags in self.sys_flags]
 
 
 @dataclass(slots=True)
@@ -87,23 +88,14 @@ class ParsedRecords:
 #: Rounds with fewer records than this read their fields with struct, not numpy: a single
 #: send's round would otherwise pay numpy's per-call overhead dozens of times.
 _SCALAR_BELOW: Final = 8
-_SCALAR_FIELDS: Final = {
-    ">i4": struct.Struct(">i"),
-    ">i8": struct.Struct(">q"),
-    ">i2": struct.Struct(">h"),
-}
+_INT: Final = struct.Struct(">i")
+_LONG: Final = struct.Struct(">q")
+_SHORT: Final = struct.Struct(">h")
 
 
 def _gather(data: npt.NDArray[np.uint8], at: Int64Array, dtype: str) -> Int64Array:
     """The big-endian integers of ``dtype`` at byte positions ``at`` of ``data``. A position
-    whose bytes run past the end reads garbage (0 on the scalar path): callers validate."""
-    if len(at) < _SCALAR_BELOW:
-        field = _SCALAR_FIELDS[dtype]
-        limit = len(data) - field.size
-        read, buffer = field.unpack_from, data.data
-        return np.array(
-            [read(buffer, p)[0] if 0 <= p <= limit else 0 for p in at.tolist()], np.int64
-        )
+    whose bytes run past the end reads garbage: callers validate."""
     width = np.dtype(dtype).itemsize
     index = np.minimum(at[:, None] + np.arange(width), len(data) - 1)
     raw = np.ascontiguousarray(data[index])
@@ -132,93 +124,115 @@ def _walk(data: bytes | memoryview, stop: int) -> tuple[list[int], int, str, boo
 
 
 def _check_fields(
-    data: bytes, starts: Int64Array, base_offset: int, check_crc: bool
-) -> tuple[int, str, dict[str, Int64Array]]:
+    data: bytes, starts: list[int], base_offset: int, check_crc: bool
+) -> tuple[int, str, dict[str, list[int]]]:
     """Validate every record's lengths, offset and CRC; (valid count, problem, columns)."""
     if len(starts) < _SCALAR_BELOW:
-        columns, ok = _fields_scalar(data, starts.tolist(), base_offset)
+        columns, ok = _fields_scalar(data, starts, base_offset)
     else:
         columns, ok = _fields_vector(data, starts, base_offset)
     count = ok.index(False) if False in ok else len(ok)
     problem = ""
     if count < len(starts):
-        at = base_offset + int(starts[count])
+        at = base_offset + starts[count]
         problem = f"record at {at} has inconsistent fields"
-        if columns["offsets"][count] != at:
-            problem = f"record at {at} says its offset is {columns['offsets'][count]}"
+        said = columns["commit_log_offsets"][count]
+        if said != at:
+            problem = f"record at {at} says its offset is {said}"
     if check_crc:
-        crcs = _gather(np.frombuffer(data, np.uint8), starts + 8, ">i4")
         view = memoryview(data)
-        bodies = (starts + columns["born"] + columns["store"] + 72).tolist()
-        for i, (at, length, crc) in enumerate(
-            zip(bodies, columns["body_len"].tolist(), crcs.tolist(), strict=True)
+        read_int = _INT.unpack_from
+        for i, (start, flags, topic_at) in enumerate(
+            zip(
+                starts[:count],
+                columns["sys_flags"][:count],
+                columns["topic_at"][:count],
+                strict=True,
+            )
         ):
-            if i >= count:
-                break
-            if crc32(view[at : at + length]) & 0x7FFFFFFF != crc:
-                count, problem = (
-                    i,
-                    f"body CRC mismatch at physical offset {base_offset + int(starts[i])}",
-                )
+            # A valid record's body runs from the end of its prefix to its topic.
+            body = view[start + _prefix_size(flags) : topic_at]
+            if crc32(body) & 0x7FFFFFFF != read_int(data, start + 8)[0]:
+                count, problem = i, f"body CRC mismatch at physical offset {base_offset + start}"
                 break
     return count, problem, columns
 
 
-#: The fixed-field columns of a round, in the order both field readers produce them.
+#: The fixed-field columns of a round, in the order both field readers produce them; the
+#: first six are DispatchBatch columns.
 _FIELDS: Final = (
-    "totals",
-    "flags",
-    "born",
-    "store",
-    "body_len",
+    "sizes",
+    "sys_flags",
+    "commit_log_offsets",
+    "queue_ids",
+    "queue_offsets",
+    "store_timestamps",
     "topic_at",
     "topic_len",
     "props_len",
-    "offsets",
 )
 
 
 def _fields_vector(
-    data: bytes, starts: Int64Array, base_offset: int
-) -> tuple[dict[str, Int64Array], list[bool]]:
+    data: bytes, starts: list[int], base_offset: int
+) -> tuple[dict[str, list[int]], list[bool]]:
     """The fixed fields of many records, read with numpy; and whether each is consistent."""
     raw = np.frombuffer(data, np.uint8)
-    totals = _gather(raw, starts, ">i4")
-    flags = _gather(raw, starts + 36, ">i4")
+    at = np.array(starts, np.int64)
+    totals = _gather(raw, at, ">i4")
+    flags = _gather(raw, at + 36, ">i4")
     born = np.where(flags & sf.BORNHOST_V6_FLAG, 20, 8)
     store = np.where(flags & sf.STOREHOSTADDRESS_V6_FLAG, 20, 8)
     prefix = 72 + born + store
-    body_len = _gather(raw, starts + prefix - 4, ">i4")
-    topic_at = starts + prefix + np.clip(body_len, 0, None)
+    body_at = at + prefix
+    body_len = _gather(raw, body_at - 4, ">i4")
+    topic_at = body_at + np.clip(body_len, 0, None)
     topic_len = raw[np.minimum(topic_at, len(raw) - 1)].astype(np.int64)
     props_len = _gather(raw, topic_at + 1 + topic_len, ">i2")
-    offsets = _gather(raw, starts + 28, ">i8")
+    offsets = _gather(raw, at + 28, ">i8")
     ok = (body_len >= 0) & (prefix + body_len + 3 <= totals) & (props_len >= 0)
-    ok &= topic_at + 3 + topic_len + props_len == starts + totals
-    ok &= offsets == base_offset + starts
-    values = (totals, flags, born, store, body_len, topic_at, topic_len, props_len, offsets)
-    return dict(zip(_FIELDS, values, strict=True)), ok.tolist()
+    ok &= topic_at + 3 + topic_len + props_len == at + totals
+    ok &= offsets == base_offset + at
+    values = (
+        totals,
+        flags,
+        offsets,
+        _gather(raw, at + 12, ">i4"),
+        _gather(raw, at + 20, ">i8"),
+        _gather(raw, at + 48 + born, ">i8"),
+        topic_at,
+        topic_len,
+        props_len,
+    )
+    return {name: v.tolist() for name, v in zip(_FIELDS, values, strict=True)}, ok.tolist()
+
+
+def _prefix_size(flags: int) -> int:
+    """Bytes of a record before its body, BODYLEN included: 72 plus the two host addresses."""
+    born = 20 if flags & sf.BORNHOST_V6_FLAG else 8
+    store = 20 if flags & sf.STOREHOSTADDRESS_V6_FLAG else 8
+    return 72 + born + store
 
 
 def _fields_scalar(
     data: bytes, starts: list[int], base_offset: int
-) -> tuple[dict[str, Int64Array], list[bool]]:
+) -> tuple[dict[str, list[int]], list[bool]]:
     """``_fields_vector`` for a few records, read with struct: a single send's round would
     otherwise pay numpy's per-call overhead dozens of times."""
     rows: list[tuple[int, ...]] = []
     ok: list[bool] = []
     size = len(data)
-    read_int = _SCALAR_FIELDS[">i4"].unpack_from
-    read_long = _SCALAR_FIELDS[">i8"].unpack_from
-    read_short = _SCALAR_FIELDS[">i2"].unpack_from
+    read_int = _INT.unpack_from
+    read_long = _LONG.unpack_from
+    read_short = _SHORT.unpack_from
     for start in starts:
         # _walk checked that each record's TOTALSIZE bytes, at least _MIN_RECORD, are inside
-        # ``data``; fields past the IPv4 prefix may not be when the host flags are wrong.
+        # ``data``; so are the first 76 (with both hosts IPv6), but fields past the IPv4
+        # prefix may not be when the host flags are wrong.
         total = read_int(data, start)[0]
         flags = read_int(data, start + 36)[0]
         born = 20 if flags & sf.BORNHOST_V6_FLAG else 8
-        store = 20 if flags & sf.STOREHOSTADDRESS_V6_FLAG else 8
-        prefix = 72 + born + store
+        prefix = _prefix_size(flags)
         body_at = start + prefix
         body_len = read_int(data, body_at - 4)[0] if body_at <= size else -1
         topic_at = body_at + max(body_len, 0)
@@ -226,7 +240,19 @@ def _fields_scalar(
         props_at = topic_at + 1 + topic_len
         props_len = read_short(data, props_at)[0] if props_at + 2 <= size else -1
         offset = read_long(data, start + 28)[0]
-        rows.append((total, flags, born, store, body_len, topic_at, topic_len, props_len, offset))
+        rows.append(
+            (
+                total,
+                flags,
+                offset,
+                read_int(data, start + 12)[0],
+                read_long(data, start + 20)[0],
+                read_long(data, start + 48 + born)[0],
+                topic_at,
+                topic_len,
+                props_len,
+            )
+        )
         ok.append(
             body_len >= 0
             and prefix + body_len + 3 <= total
@@ -234,11 +260,10 @@ def _fields_scalar(
             and topic_at + 3 + topic_len + props_len == start + total
             and offset == base_offset + start
         )
-    columns = {
-        name: np.array(column, np.int64)
-        for name, column in zip(_FIELDS, zip(*rows, strict=True) if rows else [()] * 9, strict=True)
-    }
-    return columns, ok
+    columns = (
+        [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in _FIELDS]
+    )
+    return dict(zip(_FIELDS, columns, strict=True)), ok
 
 
 def parse_records(
@@ -257,40 +282,32 @@ def parse_records(
     CRC, with ``check_crc``); parsing stops at the first that is not.
     """
     window = view[: min(len(view), max_bytes + max_record_size)]
-    starts_list, end, problem, end_of_file = _walk(window, min(len(window), max_bytes))
+    starts, end, problem, end_of_file = _walk(window, min(len(window), max_bytes))
     # One copy of the records found, not of the whole window: the window reaches a record's
     # length past max_bytes only so that the last record can end there.
     data = bytes(window[:end])
     window.release()
-    starts = np.array(starts_list, np.int64)
     count, field_problem, columns = _check_fields(data, starts, base_offset, check_crc)
     if count < len(starts):
-        end, problem, end_of_file = int(starts[count]), field_problem, False
-        starts = starts[:count]
-    batch = _columns(data, starts, {k: v[:count] for k, v in columns.items()}, delay_levels_ms)
+        end, problem, end_of_file = starts[count], field_problem, False
+        columns = {name: column[:count] for name, column in columns.items()}
+    batch = _columns(data, columns, delay_levels_ms)
     return ParsedRecords(batch, end, end_of_file, problem)
 
 
 def _columns(
-    data: bytes,
-    starts: Int64Array,
-    columns: dict[str, Int64Array],
-    delay_levels_ms: tuple[int, ...],
+    data: bytes, columns: dict[str, list[int]], delay_levels_ms: tuple[int, ...]
 ) -> DispatchBatch:
-    raw = np.frombuffer(data, np.uint8)
-    born = columns["born"]
     topics: list[str] = []
     keys: list[bytes | None] = []
     uniq_keys: list[bytes | None] = []
     tags_codes: list[int] = []
-    store_timestamps = _gather(raw, starts + 48 + born, ">i8")
-    topic_at = columns["topic_at"].tolist()
-    topic_len = columns["topic_len"].tolist()
-    props_len = columns["props_len"].tolist()
     find = data.find
     # The hottest loop of dispatch: a find() that misses costs no call, and most records
     # lack KEYS; only present properties go through _property.
-    for topic_pos, t_len, p_len in zip(topic_at, topic_len, props_len, strict=True):
+    for topic_pos, t_len, p_len in zip(
+        columns["topic_at"], columns["topic_len"], columns["props_len"], strict=True
+    ):
         raw_topic = data[topic_pos + 1 : topic_pos + 1 + t_len]
         topic = _topics.get(raw_topic)
         if topic is None:
@@ -317,17 +334,16 @@ def _columns(
         else:
             uniq_keys.append(_property(data, _UNIQ_KEY, start, end))
         keys.append(_property(data, _KEYS, start, end) if find(_KEYS, start, end) >= 0 else None)
-    codes = np.array(tags_codes, np.int64)
     if delay_levels_ms and RMQ_SYS_SCHEDULE_TOPIC in topics:
-        _schedule_tags_codes(data, topics, columns, store_timestamps, codes, delay_levels_ms)
+        _schedule_tags_codes(data, topics, columns, tags_codes, delay_levels_ms)
     return DispatchBatch(
-        commit_log_offsets=columns["offsets"],
-        sizes=columns["totals"],
-        queue_ids=_gather(raw, starts + 12, ">i4"),
-        queue_offsets=_gather(raw, starts + 20, ">i8"),
-        store_timestamps=store_timestamps,
-        sys_flags=columns["flags"],
-        tags_codes=codes,
+        commit_log_offsets=columns["commit_log_offsets"],
+        sizes=columns["sizes"],
+        queue_ids=columns["queue_ids"],
+        queue_offsets=columns["queue_offsets"],
+        store_timestamps=columns["store_timestamps"],
+        sys_flags=columns["sys_flags"],
+        tags_codes=tags_codes,
         topics=topics,
         keys=keys,
         uniq_keys=uniq_keys,
@@ -337,9 +353,8 @@ def _columns(
 def _schedule_tags_codes(
     data: bytes,
     topics: list[str],
-    columns: dict[str, Int64Array],
-    store_timestamps: Int64Array,
-    codes: Int64Array,
+    columns: dict[str, list[int]],
+    codes: list[int],
     delay_levels_ms: tuple[int, ...],
 ) -> None:
     """SCHEDULE_TOPIC_XXXX records carry their delivery time as tag code, as RocketMQ's
@@ -347,11 +362,11 @@ def _schedule_tags_codes(
     for i, topic in enumerate(topics):
         if topic != RMQ_SYS_SCHEDULE_TOPIC:
             continue
-        start = int(columns["topic_at"][i]) + 3 + int(columns["topic_len"][i])
-        raw = _property(data, _DELAY, start, start + int(columns["props_len"][i]))
+        start = columns["topic_at"][i] + 3 + columns["topic_len"][i]
+        raw = _property(data, _DELAY, start, start + columns["props_len"][i])
         level = int(raw) if raw and raw.isdigit() else 1
         level = min(max(level, 1), len(delay_levels_ms))
-        codes[i] = int(store_timestamps[i]) + delay_levels_ms[level - 1]
+        codes[i] = columns["store_timestamps"][i] + delay_levels_ms[level - 1]
 
 
 def _cache_topic(raw: bytes) -> str:

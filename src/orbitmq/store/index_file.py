@@ -16,7 +16,11 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from orbitmq.common.java_hash import java_string_hash_with_prefix, java_string_hashes
+from orbitmq.common.java_hash import (
+    java_string_hash,
+    java_string_hash_with_prefix,
+    java_string_hashes,
+)
 from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import MappedFile
 
@@ -29,7 +33,8 @@ _MAX_INT: Final = 0x7FFFFFFF
 _HEADER: Final = struct.Struct(">qqqqii")
 _SLOT: Final = struct.Struct(">i")
 _ENTRY: Final = struct.Struct(">iqii")
-#: Fewer keys than this are put one by one: numpy's per-call overhead would dominate.
+#: Fewer keys than this are hashed and put one by one: numpy's per-call overhead would
+#: dominate.
 _ONE_BY_ONE_BELOW: Final = 8
 _ENTRY_DTYPE: Final = np.dtype(
     [("hash", ">i4"), ("offset", ">i8"), ("diff", ">i4"), ("prev", ">i4")]
@@ -43,6 +48,12 @@ def index_file_size(hash_slot_num: int, index_num: int) -> int:
 def index_key_hash(prefix: str, key: str) -> int:
     """RocketMQ's ``indexKeyHashMethod`` of ``prefix + key``: |hashCode|, 0 if negative."""
     h = abs(java_string_hash_with_prefix(prefix, key))
+    return h if h <= _MAX_INT else 0
+
+
+def _full_key_hash(key: bytes) -> int:
+    """``index_key_hash`` of a full key (``topic#key`` in UTF-8)."""
+    h = abs(java_string_hash(key.decode()))
     return h if h <= _MAX_INT else 0
 
 
@@ -101,25 +112,29 @@ class IndexFile:
 
     def put_keys(
         self,
-        key_hashes: npt.NDArray[np.int64],
-        phy_offsets: npt.NDArray[np.int64],
-        store_timestamps: npt.NDArray[np.int64],
+        keys: list[bytes],
+        phy_offsets: list[int],
+        store_timestamps: list[int],
     ) -> int:
-        """Index many keys at once, exactly as putting them one by one would; returns how many
-        fit (the rest belong in the next file).
+        """Index full keys (``topic#key`` in UTF-8) at once, exactly as putting them one by
+        one would; returns how many fit (the rest belong in the next file).
 
         Entries of one slot chain newest to oldest: within the batch each entry points to the
         previous entry of its slot, the first to what the slot held before.
         """
-        count = min(len(key_hashes), self.index_num - self.index_count)
+        count = min(len(keys), self.index_num - self.index_count)
         if count <= 0:
             return 0
-        hashes = key_hashes[:count]
-        offsets = phy_offsets[:count]
-        stamps = store_timestamps[:count]
         if count < _ONE_BY_ONE_BELOW:
-            self._put_one_by_one(hashes.tolist(), offsets.tolist(), stamps.tolist())
+            self._put_one_by_one(
+                [_full_key_hash(key) for key in keys[:count]],
+                phy_offsets[:count],
+                store_timestamps[:count],
+            )
             return count
+        hashes = index_key_hashes(keys[:count])
+        offsets = np.array(phy_offsets[:count], np.int64)
+        stamps = np.array(store_timestamps[:count], np.int64)
         first_id = self.index_count
         ids = np.arange(first_id, first_id + count, dtype=np.int64)
         slots = hashes % self.hash_slot_num
@@ -141,7 +156,7 @@ class IndexFile:
         prev_sorted[group_start] = existing
         previous = np.empty(count, np.int64)
         previous[order] = prev_sorted
-        begin = self.begin_timestamp if self.begin_timestamp > 0 else int(stamps[0])
+        begin = self.begin_timestamp if self.begin_timestamp > 0 else store_timestamps[0]
         diffs = np.clip((stamps - begin) // 1000, 0, _MAX_INT)
         if self.begin_timestamp <= 0:
             diffs[0] = 0
@@ -154,12 +169,12 @@ class IndexFile:
         self.mapped_file.buffer[at : at + count * INDEX_SIZE] = entries.tobytes()
         slot_table[sorted_slots[group_end]] = sorted_ids[group_end]
         if first_id <= 1:
-            self.begin_phy_offset = int(offsets[0])
-            self.begin_timestamp = int(stamps[0])
+            self.begin_phy_offset = phy_offsets[0]
+            self.begin_timestamp = store_timestamps[0]
         self.hash_slot_count += int(invalid.sum())
         self.index_count += count
-        self.end_phy_offset = int(offsets[-1])
-        self.end_timestamp = int(stamps[-1])
+        self.end_phy_offset = phy_offsets[count - 1]
+        self.end_timestamp = store_timestamps[count - 1]
         self._write_header()
         return count
 

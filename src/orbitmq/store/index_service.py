@@ -7,13 +7,10 @@ import logging
 import os
 import threading
 
-import numpy as np
-import numpy.typing as npt
-
 from orbitmq.common import sys_flag as sf
 from orbitmq.store.dispatch_batch import DispatchBatch
 from orbitmq.store.file_system import FileSystem
-from orbitmq.store.index_file import IndexFile, index_file_size, index_key_hashes
+from orbitmq.store.index_file import IndexFile, index_file_size
 from orbitmq.store.message_store_config import MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -107,16 +104,22 @@ class IndexService:
         """Index each record's UNIQ_KEY and every KEYS entry as ``topic#key``, in log order."""
         indexed_until = self.end_phy_offset
         keys: list[bytes] = []
-        rows: list[int] = []
-        offsets = batch.commit_log_offsets.tolist()
-        kinds = (batch.sys_flags & sf.TRANSACTION_ROLLBACK_TYPE).tolist()
+        key_offsets: list[int] = []
+        key_stamps: list[int] = []
         prefixes = self._prefixes
-        for row, (topic, uniq_key, raw_keys) in enumerate(
-            zip(batch.topics, batch.uniq_keys, batch.keys, strict=True)
+        for topic, uniq_key, raw_keys, offset, stamp, flags in zip(
+            batch.topics,
+            batch.uniq_keys,
+            batch.keys,
+            batch.commit_log_offsets,
+            batch.store_timestamps,
+            batch.sys_flags,
+            strict=True,
         ):
             if uniq_key is None and raw_keys is None:
                 continue
-            if offsets[row] < indexed_until or kinds[row] == sf.TRANSACTION_ROLLBACK_TYPE:
+            rolled_back = (flags & sf.TRANSACTION_ROLLBACK_TYPE) == sf.TRANSACTION_ROLLBACK_TYPE
+            if offset < indexed_until or rolled_back:
                 continue  # already indexed (recovery dispatches again), or rolled back
             prefix = prefixes.get(topic)
             if prefix is None:
@@ -124,22 +127,16 @@ class IndexService:
             record_keys = [uniq_key] if uniq_key else []
             if raw_keys:
                 record_keys.extend(k for k in raw_keys.split(b" ") if k)
-            if offsets[row] == indexed_until:
+            if offset == indexed_until:
                 # The last record indexed: its keys may have been cut between a full file
                 # and the next one by a crash. Put again only those not found.
-                record_keys = [
-                    k for k in record_keys if not self._has_entry(prefix, k, offsets[row])
-                ]
+                record_keys = [k for k in record_keys if not self._has_entry(prefix, k, offset)]
             for key in record_keys:
                 keys.append(prefix + key)
-                rows.append(row)
+                key_offsets.append(offset)
+                key_stamps.append(stamp)
         if keys:
-            picked = np.array(rows, np.int64)
-            self._put_keys(
-                index_key_hashes(keys),
-                batch.commit_log_offsets[picked],
-                batch.store_timestamps[picked],
-            )
+            self._put_keys(keys, key_offsets, key_stamps)
 
     def _has_entry(self, prefix: bytes, key: bytes, phy_offset: int) -> bool:
         found: list[int] = []
@@ -151,14 +148,14 @@ class IndexService:
 
     def _put_keys(
         self,
-        hashes: npt.NDArray[np.int64],
-        offsets: npt.NDArray[np.int64],
-        stamps: npt.NDArray[np.int64],
+        keys: list[bytes],
+        offsets: list[int],
+        stamps: list[int],
     ) -> None:
         done = 0
-        while done < len(hashes):
-            index_file = self._writable_file(int(stamps[done]))
-            done += index_file.put_keys(hashes[done:], offsets[done:], stamps[done:])
+        while done < len(keys):
+            index_file = self._writable_file(stamps[done])
+            done += index_file.put_keys(keys[done:], offsets[done:], stamps[done:])
 
     def _writable_file(self, timestamp: int) -> IndexFile:
         files = self.index_files

@@ -530,10 +530,10 @@ class _BuildConsumeQueue:
 
     def dispatch(self, batch: DispatchBatch) -> None:
         get_queue = self._store.get_or_create_consume_queue
-        visible = batch.visible().tolist()
+        visible = batch.visible()
         topics = batch.topics
-        queue_ids = batch.queue_ids.tolist()
-        queue_offsets = batch.queue_offsets.tolist()
+        queue_ids = batch.queue_ids
+        queue_offsets = batch.queue_offsets
         count = len(topics)
         start = 0
         while start < count:

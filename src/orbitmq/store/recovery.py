@@ -46,7 +46,7 @@ def _first_record_timestamp(mapped: MappedFile, max_record_size: int) -> int:
     head = mapped.select(0, max_record_size + 4096)
     parsed = parse_records(head, mapped.file_from_offset, check_crc=False, max_bytes=1)
     stamps = parsed.batch.store_timestamps
-    return int(stamps[0]) if len(stamps) else -1
+    return stamps[0] if stamps else -1
 
 
 def _start_file_index(

@@ -141,7 +141,7 @@ class ReputMessageService(Service):
                 if not self._dispatch(batch):
                     break
                 dispatched += len(batch)
-                self.last_dispatched_timestamp = int(batch.store_timestamps[-1])
+                self.last_dispatched_timestamp = batch.store_timestamps[-1]
                 self._announce(batch)
             if parsed.end_of_file:
                 self.reput_from_offset = commit_log.roll_next_file(offset)
@@ -158,7 +158,7 @@ class ReputMessageService(Service):
                 dispatcher.dispatch(batch)
         except OSError as exc:
             # A full disk: the records stay undispatched and are retried on the next round.
-            self._report_stuck(int(batch.commit_log_offsets[0]), f"dispatch failed: {exc}")
+            self._report_stuck(batch.commit_log_offsets[0], f"dispatch failed: {exc}")
             return False
         return True
 
@@ -175,10 +175,10 @@ class ReputMessageService(Service):
         tags_codes: dict[tuple[str, int], set[int]] = defaultdict(set)
         for topic, queue_id, offset, tags_code, seen in zip(
             batch.topics,
-            batch.queue_ids.tolist(),
-            batch.queue_offsets.tolist(),
-            batch.tags_codes.tolist(),
-            batch.visible().tolist(),
+            batch.queue_ids,
+            batch.queue_offsets,
+            batch.tags_codes,
+            batch.visible(),
             strict=True,
         ):
             if seen:

@@ -6,7 +6,10 @@ import os
 import struct
 from pathlib import Path
 
-from orbitmq.store import CQ_STORE_UNIT_SIZE, MessageStoreConfig
+import pytest
+
+from orbitmq.common import Message, MessageExtBatch, encode_batch_messages
+from orbitmq.store import CQ_STORE_UNIT_SIZE, MessageStoreConfig, consume_queue
 from tests.component.store.records import file_name, java_hash, list_files, read_cq_units
 from tests.conftest import StoreFactory
 from tests.support import make_message
@@ -95,3 +98,52 @@ def test_consume_queue_rolls_files_named_by_byte_offset(store_factory: StoreFact
     result = reopened.put_message(make_message(body=b"m10"))
     assert result.append_result is not None
     assert result.append_result.logics_offset == 10
+
+
+@pytest.mark.parametrize("count", [1, 7, 8, 9, 15, 16, 17, 500])
+def test_runs_packed_with_struct_and_with_numpy_are_alike(
+    monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    """Short runs of units are packed with struct, long ones with numpy: the same bytes."""
+    offsets = [4096 * i + 7 for i in range(count)]
+    sizes = [200 + i for i in range(count)]
+    # Negative codes (Java hashes) and ones past 32 bits (schedule delivery times).
+    tags = [(-1) ** i * (2**40 + i) for i in range(count)]
+    expected = b"".join(
+        struct.pack(">qiq", *unit) for unit in zip(offsets, sizes, tags, strict=True)
+    )
+    monkeypatch.setattr(consume_queue, "_NUMPY_FROM", 0)
+    assert consume_queue._pack_units(offsets, sizes, tags) == expected
+    monkeypatch.setattr(consume_queue, "_NUMPY_FROM", count + 1)
+    assert consume_queue._pack_units(offsets, sizes, tags) == expected
+
+
+@pytest.mark.parametrize("count", [2, 9, 500])
+def test_a_round_writes_the_same_units_with_struct_and_with_numpy(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, count: int
+) -> None:
+    """A batch dispatched in one round is one run of units, written at once by either
+    packing."""
+    files = []
+    for numpy_from in (0, count + 1):
+        monkeypatch.setattr(consume_queue, "_NUMPY_FROM", numpy_from)
+        store = store_factory(tmp_path / str(numpy_from), start=False)
+        messages = [
+            Message("TopicTest", b"x" * i, 0, {"TAGS": f"Tag{i % 5}"}) for i in range(count)
+        ]
+        batch = MessageExtBatch(
+            topic="TopicTest",
+            queue_id=1,
+            body=encode_batch_messages(messages),
+            born_host=("10.1.2.3", 52000),
+        )
+        result = store.put_messages(batch)
+        assert result.append_result is not None
+        assert store.reput_message_service.do_reput() == count
+        path = Path(store.config.consume_queue_dir) / "TopicTest" / "1" / file_name(0)
+        units = read_cq_units(path)
+        assert len(units) == count
+        assert units[0][0] == result.append_result.wrote_offset
+        assert [tags for _, _, tags in units] == [java_hash(f"Tag{i % 5}") for i in range(count)]
+        files.append(path.read_bytes())
+    assert files[0] == files[1]

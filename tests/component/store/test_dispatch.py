@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.common import java_string_hash
+from orbitmq.common import java_string_hash, sys_flag
 from orbitmq.store import GetMessageStatus, MessageStore, dispatch_batch
 from tests.conftest import StoreFactory
 from tests.support import make_message, small_config
@@ -201,7 +201,10 @@ def test_few_records_parse_alike_with_struct_and_with_numpy(
     assert len(scalar.batch) == (5 if corrupt_at is None else 1)
     for field in dispatch_batch.DispatchBatch.__slots__:
         a, b = getattr(scalar.batch, field), getattr(vector.batch, field)
-        assert list(a) == list(b), field
+        assert type(a) is type(b) is list, field
+        assert a == b, field
+        # Plain ints from both paths, not numpy scalars that merely compare equal.
+        assert [type(v) for v in a] == [type(v) for v in b], field
 
 
 def test_a_last_record_whose_host_flags_point_past_the_data_stops_parsing(
@@ -245,3 +248,17 @@ def test_a_large_backlog_is_left_to_the_reput_thread(store_factory: StoreFactory
     assert store.get_max_offset_in_queue("TopicTest", 1) == 0
     assert store.reput_message_service.do_reput() == 71
     assert store.get_max_offset_in_queue("TopicTest", 1) == 1
+
+
+def test_only_plain_and_committed_records_are_visible() -> None:
+    """Other SYSFLAG bits (here compression and multi tags) do not change what is shown."""
+    kinds = [
+        sys_flag.TRANSACTION_NOT_TYPE,
+        sys_flag.TRANSACTION_PREPARED_TYPE,
+        sys_flag.TRANSACTION_COMMIT_TYPE,
+        sys_flag.TRANSACTION_ROLLBACK_TYPE,
+    ]
+    others = sys_flag.COMPRESSED_FLAG | sys_flag.MULTI_TAGS_FLAG
+    flags = [kind | other for other in (0, others) for kind in kinds]
+    batch = dispatch_batch.DispatchBatch(*[[] for _ in range(5)], flags, *[[] for _ in range(4)])
+    assert batch.visible() == [True, False, True, False] * 2

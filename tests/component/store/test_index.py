@@ -94,6 +94,27 @@ def test_header_slots_and_entries_after_puts(
         assert value == last_in_slot.get(slot, 0)
 
 
+@pytest.mark.parametrize("count", [1, 3, 7, 8, 9, 40])
+def test_one_round_indexes_alike_with_numpy_and_one_by_one(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, count: int
+) -> None:
+    """A round's keys (three per record here) hashed and put with numpy or one by one: the
+    same index file, byte for byte."""
+    files = []
+    for one_by_one_below in (0, 10**9):
+        monkeypatch.setattr(index_file, "_ONE_BY_ONE_BELOW", one_by_one_below)
+        clock = ManualClock(T0)
+        store = store_factory(tmp_path / str(one_by_one_below), clock=clock, start=False)
+        for i in range(count):
+            clock.set(T0 + i * 700)
+            _put(store, keys=f"k{i} shared clé{i}", uniq_key=False)
+        assert store.reput_message_service.do_reput() == count
+        (written,) = store.index_service.index_files
+        assert written.index_count == 1 + 3 * count
+        files.append(bytes(written.mapped_file.buffer))
+    assert files[0] == files[1]
+
+
 def test_query_by_keys_and_by_uniq_key(store_factory: StoreFactory) -> None:
     store = store_factory()
     first = make_message(body=b"first", keys="order-1 customer-9")
