@@ -13,16 +13,20 @@ _LENGTH: Final = struct.Struct(">i")
 _ALLOCATION_UNIT: Final = 4096
 #: An emptied buffer up to this size is kept for the next frames; a bigger one is let go.
 RETAINED_BUFFER_BYTES: Final = 1024 * 1024
+#: Free space offered to a socket read when no frame in progress asks for more.
+_READ_BYTES: Final = 64 * 1024
 
 
 class FrameDecoder:
     """Owns the bytes of a connection not yet forming a whole frame. One per connection;
     not shared between tasks.
 
-    ``feed`` returns the commands completed by the new bytes. A length outside 4 bytes ..
-    16 MiB, or a frame that does not decode, is a ProtocolError: the stream cannot be
-    resynchronised, so the connection must close. Commands decoded before the bad frame are
-    still returned; the error is raised then, or by the next ``feed``.
+    ``feed`` returns the commands completed by the new bytes; ``get_buffer`` and
+    ``buffer_updated`` do the same for bytes a socket read writes straight into the buffer
+    (no copy). A length outside 4 bytes .. 16 MiB, or a frame that does not decode, is a
+    ProtocolError: the stream cannot be resynchronised, so the connection must close.
+    Commands decoded before the bad frame are still returned; the error is raised then, or by
+    the next ``feed`` or ``buffer_updated``.
 
     The bytes wait in a buffer that is reused from frame to frame (up to
     ``RETAINED_BUFFER_BYTES``): a fresh allocation of a large frame's size costs a page fault
@@ -45,14 +49,47 @@ class FrameDecoder:
         return self._end - self._start
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
+        """Take ``data`` (copied into the buffer) and return the commands it completes."""
         if self._error is not None:
             raise self._error
         size = len(data)
         self._reserve(self._end - self._start + size)
-        buffer = self._buffer
         end = self._end + size
-        buffer[self._end : end] = data  # same length: written in place
+        self._buffer[self._end : end] = data  # same length: written in place
         self._end = end
+        return self._decode()
+
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """Free space after the pending bytes, for a socket read to fill directly (asyncio's
+        ``BufferedProtocol``); ``buffer_updated`` then decodes what the read wrote. Room is
+        made for the rest of the current frame when its length is known, so a large frame
+        arrives in few reads, up to ``RETAINED_BUFFER_BYTES`` ahead of its bytes."""
+        del sizehint  # what the transport would like; the frame being read decides instead
+        if self._error is not None:
+            return memoryview(bytearray(_READ_BYTES))  # the connection is closing: discarded
+        pending = self._end - self._start
+        want = _READ_BYTES
+        if pending >= 4:
+            length = _LENGTH.unpack_from(self._buffer, self._start)[0]
+            if length >= 4 and length + 4 <= self._max_frame_bytes:
+                # The frame's rest (asking for more would grow a buffer that has room for
+                # it), but no further ahead of its bytes than a retained buffer.
+                rest = 4 + length - pending
+                want = min(rest, max(RETAINED_BUFFER_BYTES - pending, _READ_BYTES))
+        self._reserve(pending + want)
+        return memoryview(self._buffer)[self._end :]
+
+    def buffer_updated(self, nbytes: int) -> list[RemotingCommand]:
+        """``nbytes`` were written at the start of the last ``get_buffer``'s view: the
+        commands they complete."""
+        if self._error is not None:
+            raise self._error
+        self._end += nbytes
+        return self._decode()
+
+    def _decode(self) -> list[RemotingCommand]:
+        buffer = self._buffer
+        end = self._end
         commands: list[RemotingCommand] = []
         position = self._start
         try:

@@ -1,9 +1,11 @@
 """``Channel``: one remoting connection as an asyncio Protocol, for servers and clients alike.
 
-Why a Protocol and not streams: ``data_received`` hands bytes straight to the sans-IO
-``FrameDecoder`` and each decoded command is dispatched in the same callback, with no reader
-task per connection, no ``readexactly`` awaits and no second buffer (StreamReader keeps its
-own). Writes go to the transport, whose flow-control callbacks (``pause_writing``) give us
+Why a Protocol and not streams: as a ``BufferedProtocol`` the socket reads go straight into
+the sans-IO ``FrameDecoder``'s buffer and each decoded command is dispatched in the same
+callback, with no reader task per connection, no ``readexactly`` awaits and no second buffer
+(StreamReader keeps its own; ``data_received`` would hand over a new bytes object per read,
+to be copied again: 1.4-1.7 against 0.4 µs of CPU per KiB message in a socketpair test).
+Writes go to the transport, whose flow-control callbacks (``pause_writing``) give us
 back-pressure. With uvloop this is the fastest path asyncio offers.
 """
 
@@ -36,7 +38,7 @@ _IDLE_SLACK_S: Final = 0.001
 DEFAULT_WRITE_BUFFER_HIGH_BYTES: Final = 4 * 1024 * 1024
 
 
-class Channel(asyncio.Protocol):
+class Channel(asyncio.BufferedProtocol):
     """Owns one connection: its transport, its ``FrameDecoder``, the requests it sent that
     await a response (opaque -> future), the tasks processing requests it received, and its
     idle timer. It is the ``ChannelContext`` processors and listeners see.
@@ -198,16 +200,19 @@ class Channel(asyncio.Protocol):
         log.info("channel %d active, remote %s", self._id, self._remote_text)
         self._listener.on_connect(self)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._decoder.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
         self._last_activity = self._loop.time()
         try:
-            commands = self._decoder.feed(data)
+            commands = self._decoder.buffer_updated(nbytes)
             if commands:
                 for command in commands:
                     self._received(command)
                 # The decoder returns the good frames before a bad one and keeps the error
                 # for its next call: ask for it now rather than wait for more bytes.
-                self._decoder.feed(b"")
+                self._decoder.buffer_updated(0)
         except ProtocolError as exc:
             self._fail(exc)
 
