@@ -14,7 +14,7 @@ _ALLOCATION_UNIT: Final = 4096
 #: An emptied buffer up to this size is kept for the next frames; a bigger one is let go.
 RETAINED_BUFFER_BYTES: Final = 1024 * 1024
 #: Free space offered to a socket read when no frame in progress asks for more.
-_READ_BYTES: Final = 64 * 1024
+_READ_BYTES: Final = 16 * 1024
 
 
 class FrameDecoder:
@@ -28,9 +28,10 @@ class FrameDecoder:
     Commands decoded before the bad frame are still returned; the error is raised then, or by
     the next ``feed`` or ``buffer_updated``.
 
-    The bytes wait in a buffer that is reused from frame to frame (up to
-    ``RETAINED_BUFFER_BYTES``): a fresh allocation of a large frame's size costs a page fault
-    per 4 KiB on its first write, about as much as decoding the frame's messages. Frames are
+    The bytes wait in a buffer that is reused from frame to frame while large frames keep
+    coming (up to ``RETAINED_BUFFER_BYTES``): a fresh allocation of a large frame's size costs
+    a page fault per 4 KiB on its first write, about as much as decoding the frame's
+    messages. Once only small frames arrive, it shrinks back to a read's worth. Frames are
     decoded from views of the buffer, and the buffer never changes size in place: a view
     may outlive the decode (a frame object held by a profiler or a traceback), which would
     make an in-place resize fail; room is made by moving the pending bytes or by a new buffer.
@@ -92,6 +93,7 @@ class FrameDecoder:
         end = self._end
         commands: list[RemotingCommand] = []
         position = self._start
+        largest = 0
         try:
             with memoryview(buffer) as view:
                 while end - position >= 4:
@@ -105,6 +107,7 @@ class FrameDecoder:
                         break
                     commands.append(decode_command(view[position + 4 : frame_end]))
                     position = frame_end
+                    largest = max(largest, length)
         except ProtocolError as exc:
             self._error = exc
             self._buffer = bytearray()
@@ -114,7 +117,12 @@ class FrameDecoder:
             return commands
         if position == end:
             self._start = self._end = 0
-            if len(buffer) > RETAINED_BUFFER_BYTES:
+            # A buffer past the retained size goes at once; one grown for large frames goes
+            # when small ones follow (a heartbeat after a burst of batches), so a quiet
+            # connection holds a read's worth, not its largest frame.
+            if len(buffer) > RETAINED_BUFFER_BYTES or (
+                len(buffer) > _READ_BYTES and largest <= _READ_BYTES
+            ):
                 self._buffer = bytearray()
         else:
             self._start = position

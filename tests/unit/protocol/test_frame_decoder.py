@@ -156,3 +156,13 @@ def test_reads_of_frame_after_frame_keep_one_buffer() -> None:
         assert len(_read_into(decoder, stream, [256 * 1024])) == 1
         assert decoder._buffer is buffer
     assert len(buffer) < 2 * len(stream)
+
+
+def test_a_buffer_grown_for_large_frames_shrinks_when_small_ones_follow() -> None:
+    decoder = FrameDecoder()
+    big, small = command(600_000).encode(), command(100).encode()
+    assert len(_read_into(decoder, big + big, [256 * 1024])) == 2
+    assert len(decoder._buffer) >= len(big)  # kept while large frames come
+    assert len(_read_into(decoder, small, [256 * 1024])) == 1
+    assert len(decoder._buffer) <= fd._READ_BYTES
+    assert len(decoder.get_buffer(-1)) <= fd._READ_BYTES
