@@ -305,15 +305,22 @@ class CommitLog:
         msg.queue_id = level - 1
         msg.properties_string = ""
 
-    def _born_host(self, msg: MessageExtBrokerInner) -> tuple[bytes, int]:
-        """The packed born host and its SYSFLAG bit; producers are few, so it is cached."""
+    def _host_fields(self, msg: MessageExtBrokerInner) -> tuple[bytes, int]:
+        """The packed born host, and the SYSFLAG to store: the message's, with the two host
+        bits of the actual addresses. Producers are few, so packed hosts are cached."""
         packed = self._born_hosts.get(msg.born_host)
         if packed is None:
             if len(self._born_hosts) >= 4096:
                 self._born_hosts.clear()
             flag = sf.BORNHOST_V6_FLAG if is_ipv6(msg.born_host) else 0
             packed = self._born_hosts[msg.born_host] = (pack_socket_address(msg.born_host), flag)
-        return packed
+        born_host, born_flag = packed
+        sys_flag = (
+            (msg.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG))
+            | born_flag
+            | self._store_host_flag
+        )
+        return born_host, sys_flag
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append one message (RocketMQ's putMessage): checked first, then encoded and
@@ -324,12 +331,7 @@ class CommitLog:
         failure = self._check_common(msg.topic, len(props))
         if failure is not None:
             return failure
-        born_host, born_flag = self._born_host(msg)
-        sys_flag = (
-            (msg.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG))
-            | born_flag
-            | self._store_host_flag
-        )
+        born_host, sys_flag = self._host_fields(msg)
         topic = msg.topic.encode()
         size = record_prefix(sys_flag).size + len(msg.body) + 1 + len(topic) + 2 + len(props)
         if size > self.config.max_message_size:
@@ -357,12 +359,7 @@ class CommitLog:
         failure = self._check_common(batch.topic, len(batch_props))
         if failure is not None:
             return failure
-        born_host, born_flag = self._born_host(batch)
-        sys_flag = (
-            (batch.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG))
-            | born_flag
-            | self._store_host_flag
-        )
+        born_host, sys_flag = self._host_fields(batch)
         return self._put(_PreparedBatch(batch, batch_props, born_host, sys_flag))
 
     # -- appending (inside the lock) -----------------------------------------------------

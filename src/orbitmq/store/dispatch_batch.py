@@ -21,7 +21,7 @@ from isal.isal_zlib import crc32
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.java_hash import java_string_hash
-from orbitmq.common.message_decoder import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
+from orbitmq.common.message_decoder import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, record_prefix
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 
 _HEAD: Final = struct.Struct(">ii")
@@ -151,7 +151,7 @@ def _check_fields(
             )
         ):
             # A valid record's body runs from the end of its prefix to its topic.
-            body = view[start + _prefix_size(flags) : topic_at]
+            body = view[start + record_prefix(flags).size : topic_at]
             if crc32(body) & 0x7FFFFFFF != read_int(data, start + 8)[0]:
                 count, problem = i, f"body CRC mismatch at physical offset {base_offset + start}"
                 break
@@ -207,13 +207,6 @@ def _fields_vector(
     return {name: v.tolist() for name, v in zip(_FIELDS, values, strict=True)}, ok.tolist()
 
 
-def _prefix_size(flags: int) -> int:
-    """Bytes of a record before its body, BODYLEN included: 72 plus the two host addresses."""
-    born = 20 if flags & sf.BORNHOST_V6_FLAG else 8
-    store = 20 if flags & sf.STOREHOSTADDRESS_V6_FLAG else 8
-    return 72 + born + store
-
-
 def _fields_scalar(
     data: bytes, starts: list[int], base_offset: int
 ) -> tuple[dict[str, list[int]], list[bool]]:
@@ -232,7 +225,7 @@ def _fields_scalar(
         total = read_int(data, start)[0]
         flags = read_int(data, start + 36)[0]
         born = 20 if flags & sf.BORNHOST_V6_FLAG else 8
-        prefix = _prefix_size(flags)
+        prefix = record_prefix(flags).size
         body_at = start + prefix
         body_len = read_int(data, body_at - 4)[0] if body_at <= size else -1
         topic_at = body_at + max(body_len, 0)

@@ -45,16 +45,21 @@ def index_file_size(hash_slot_num: int, index_num: int) -> int:
     return INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE + index_num * INDEX_SIZE
 
 
-def index_key_hash(prefix: str, key: str) -> int:
-    """RocketMQ's ``indexKeyHashMethod`` of ``prefix + key``: |hashCode|, 0 if negative."""
-    h = abs(java_string_hash_with_prefix(prefix, key))
+def _index_hash(java_hash: int) -> int:
+    """RocketMQ's ``indexKeyHashMethod`` from a ``hashCode``: its absolute value, 0 where
+    Java's ``Math.abs`` stays negative (``Integer.MIN_VALUE``)."""
+    h = abs(java_hash)
     return h if h <= _MAX_INT else 0
+
+
+def index_key_hash(prefix: str, key: str) -> int:
+    """``indexKeyHashMethod`` of ``prefix + key``."""
+    return _index_hash(java_string_hash_with_prefix(prefix, key))
 
 
 def _full_key_hash(key: bytes) -> int:
     """``index_key_hash`` of a full key (``topic#key`` in UTF-8)."""
-    h = abs(java_string_hash(key.decode()))
-    return h if h <= _MAX_INT else 0
+    return _index_hash(java_string_hash(key.decode()))
 
 
 def index_key_hashes(keys: Sequence[str | bytes]) -> npt.NDArray[np.int64]:
