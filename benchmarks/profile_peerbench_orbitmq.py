@@ -41,10 +41,12 @@ _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>.*?)(?::(?P<line>\d+))?\)$")
 class Sampler:
     """``py-spy record -f raw`` on one PID until stopped (SIGINT makes it write the file)."""
 
-    def __init__(self, py_spy: str, pid: int, out: Path, rate: int) -> None:
+    def __init__(self, py_spy: str, pid: int, out: Path, rate: int, native: bool) -> None:
         self.out = out
         argv = [py_spy, "record", "--pid", str(pid), "-f", "raw", "-o", str(out)]
-        argv += ["-r", str(rate), "--threads", "--nonblocking"]
+        # --native needs the process stopped while its C stack is read, so it cannot be
+        # combined with --nonblocking; it shows what the event loop does outside Python.
+        argv += ["-r", str(rate), "--threads", "--native" if native else "--nonblocking"]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def stop(self) -> None:
@@ -169,8 +171,8 @@ async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> 
         samplers = []
         if args.py_spy:
             samplers = [
-                Sampler(args.py_spy, server_pid, out_dir / f"broker-{phase}.txt", args.rate),
-                Sampler(args.py_spy, os.getpid(), out_dir / f"client-{phase}.txt", args.rate),
+                Sampler(args.py_spy, server_pid, out_dir / f"broker-{phase}.txt", args.rate, args.native),
+                Sampler(args.py_spy, os.getpid(), out_dir / f"client-{phase}.txt", args.rate, args.native),
             ]
             await asyncio.sleep(1.0)  # let py-spy attach
         t0, c0 = time.perf_counter(), time.process_time()
@@ -230,6 +232,7 @@ def main() -> int:
     ap.add_argument("--flush", choices=["SYNC_FLUSH", "ASYNC_FLUSH"], default="SYNC_FLUSH")
     ap.add_argument("--py-spy", help="path of the py-spy executable (none: no profile)")
     ap.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    ap.add_argument("--native", action="store_true", help="py-spy: include C frames")
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--out", default="/tmp/peerbench/orbitmq-profile")
     args = ap.parse_args()
