@@ -5,21 +5,31 @@ PY ?= python3
 
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Root installs system packages itself; anyone else through sudo.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Only the source trees that exist yet (benchmarks/ arrives later) are linted.
 LINT_DIRS := $(wildcard src tests benchmarks)
 
 .DEFAULT_GOAL := test
-.PHONY: test fault run bench fmt clean
+.PHONY: test fault run bench fmt clean java-runtime
 
 # Re-install whenever the dependencies or tool settings change.
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install --upgrade pip
-	$(VPY) -m pip install -e '.[dev]'
+	$(VPY) -m pip install -e '.[dev,spark]'
 	@touch $@
 
+# Spark (tests/spark, the pipeline jobs) runs on the JVM: Java 17 or newer, the machine's own
+# when it has one, else Debian's.
+java-runtime:
+	@if ! java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])'; then \
+		echo "make: no Java 17+ for Spark: installing openjdk-17-jre-headless"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq openjdk-17-jre-headless; \
+	fi
+
 # The same checks CI runs (.ci/run); make stops at the first that fails.
-test: $(STAMP)
+test: $(STAMP) java-runtime
 	$(VPY) -m ruff format --check $(LINT_DIRS)
 	$(VPY) -m ruff check $(LINT_DIRS)
 	$(VPY) -m mypy
@@ -29,7 +39,7 @@ test: $(STAMP)
 	exit $$rc
 
 # Long crash / soak runs, excluded from `make test`.
-fault: $(STAMP)
+fault: $(STAMP) java-runtime
 	$(VPY) -m pytest -m fault
 
 run: $(STAMP)

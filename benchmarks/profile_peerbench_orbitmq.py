@@ -171,8 +171,16 @@ async def workload(args: argparse.Namespace, server_pid: int, out_dir: Path) -> 
         samplers = []
         if args.py_spy:
             samplers = [
-                Sampler(args.py_spy, server_pid, out_dir / f"broker-{phase}.txt", args.rate, args.native),
-                Sampler(args.py_spy, os.getpid(), out_dir / f"client-{phase}.txt", args.rate, args.native),
+                Sampler(
+                    args.py_spy, server_pid, out_dir / f"broker-{phase}.txt", args.rate, args.native
+                ),
+                Sampler(
+                    args.py_spy,
+                    os.getpid(),
+                    out_dir / f"client-{phase}.txt",
+                    args.rate,
+                    args.native,
+                ),
             ]
             await asyncio.sleep(1.0)  # let py-spy attach
         t0, c0 = time.perf_counter(), time.process_time()

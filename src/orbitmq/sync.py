@@ -37,7 +37,7 @@ import concurrent.futures
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Final, Generic, Protocol, Self, TypeVar
 
@@ -68,8 +68,13 @@ from orbitmq.client import (
 from orbitmq.client import (
     PushConsumer as AsyncPushConsumer,
 )
+from orbitmq.client import (
+    QueueReader as AsyncQueueReader,
+)
 from orbitmq.client.admin_client import DEFAULT_PERM, DEFAULT_QUEUE_NUMS
+from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE, TOOLS_CONSUMER_GROUP
 from orbitmq.common import Message, MessageExt, MessageQueue
+from orbitmq.filter import SUB_ALL
 from orbitmq.protocol import ClusterInfo, TopicRouteData
 from orbitmq.remoting.event_loop import new_event_loop
 
@@ -79,6 +84,7 @@ __all__ = [
     "LitePullConsumer",
     "Producer",
     "PushConsumer",
+    "QueueReader",
     "SendCallback",
     "SyncListener",
 ]
@@ -569,3 +575,80 @@ class AdminClient(_Facade[AsyncAdminClient]):
 
     def query_message_by_unique_id(self, topic: str, uniq_id: str) -> MessageExt:
         return self._call(self._client.query_message_by_unique_id(topic, uniq_id))
+
+
+async def _next_batch(batches: AsyncIterator[list[MessageExt]]) -> list[MessageExt] | None:
+    # On the loop: one step of an async generator, None at its end (StopAsyncIteration
+    # cannot cross concurrent.futures as a value).
+    try:
+        return await anext(batches)
+    except StopAsyncIteration:
+        return None
+
+
+class QueueReader(_Facade[AsyncQueueReader]):
+    """Blocking ``orbitmq.client.QueueReader``: stateless reads of queue offset ranges, for
+    Spark executors and scripts. Owns that reader (connections, route cache) and its loop
+    thread. Safe from several threads; each ``read`` iterator belongs to one thread."""
+
+    def __init__(
+        self,
+        namesrv_addr: str | None = None,
+        *,
+        client_config: ClientConfig | None = None,
+        consumer_group: str = TOOLS_CONSUMER_GROUP,
+        pull_timeout_s: float = 10.0,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    ) -> None:
+        super().__init__(
+            lambda: AsyncQueueReader(
+                namesrv_addr,
+                client_config=client_config,
+                consumer_group=consumer_group,
+                pull_timeout_s=pull_timeout_s,
+            ),
+            thread_name="orbitmq-sync-reader",
+            what="queue reader",
+            call_timeout_s=call_timeout_s,
+        )
+        self._pull_wait_s = pull_timeout_s + _GRACE_S
+
+    def message_queues(self, topic: str) -> list[MessageQueue]:
+        return self._call(self._client.message_queues(topic))
+
+    def queue_offsets(self, topic: str) -> dict[MessageQueue, tuple[int, int]]:
+        return self._call(self._client.queue_offsets(topic))
+
+    def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
+        return self._call(self._client.search_offset(mq, timestamp_ms))
+
+    def commit_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+        self._call(self._client.commit_offset(group, mq, offset))
+
+    def read(
+        self,
+        mq: MessageQueue,
+        start_offset: int,
+        end_offset: int,
+        *,
+        subscription: str = SUB_ALL,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> Iterator[list[MessageExt]]:
+        """The batches of ``QueueReader.read``. The next pull is already on its way while the
+        caller works on a batch, so network and caller overlap."""
+        batches = self._client.read(
+            mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size
+        )
+        ahead = self._runner.submit(_next_batch(batches))
+        try:
+            while True:
+                batch = ahead.result(self._pull_wait_s)
+                if batch is None:
+                    return
+                ahead = self._runner.submit(_next_batch(batches))
+                yield batch
+        finally:
+            # Left early (or failed): let the pull in flight end, bounded by its own timeout,
+            # before closing the generator it is running in.
+            concurrent.futures.wait([ahead], self._pull_wait_s)
+            self._call(batches.aclose())

@@ -5,7 +5,6 @@ themselves are ordinary functions, as user code on threads would be."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import threading
@@ -28,9 +27,8 @@ from orbitmq import (
 )
 from orbitmq.client import select_by_hash
 from orbitmq.protocol import ConsumeFromWhere
-from orbitmq.remoting.event_loop import new_event_loop
-from orbitmq.sync import AdminClient, LitePullConsumer, Producer, PushConsumer
-from orbitmq.testing import InProcessCluster
+from orbitmq.sync import AdminClient, LitePullConsumer, Producer, PushConsumer, QueueReader
+from orbitmq.testing import ThreadedCluster
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -41,25 +39,8 @@ FROM_FIRST = PushConsumerConfig(consume_from_where=ConsumeFromWhere.CONSUME_FROM
 @pytest.fixture
 def namesrv_addr(tmp_path: Path) -> Iterator[str]:
     """An InProcessCluster on a loop thread of its own; the test gets its name server."""
-    loop = new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="test-cluster-loop", daemon=True)
-    thread.start()
-
-    async def started() -> InProcessCluster:
-        cluster = InProcessCluster(tmp_path / "cluster")
-        await cluster.start()
-        return cluster
-
-    try:
-        cluster = asyncio.run_coroutine_threadsafe(started(), loop).result(WAIT_S)
-        try:
-            yield cluster.namesrv_addr
-        finally:
-            asyncio.run_coroutine_threadsafe(cluster.stop(), loop).result(WAIT_S)
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(WAIT_S)
-        loop.close()
+    with ThreadedCluster(tmp_path / "cluster") as cluster:
+        yield cluster.namesrv_addr
 
 
 def facade_threads(name: str) -> list[threading.Thread]:
@@ -315,3 +296,36 @@ def test_a_forgotten_shutdown_does_not_hang_interpreter_exit() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S, check=False
     )
     assert (done.returncode, done.stdout) == (0, "started\n"), done.stderr
+
+
+def test_sync_queue_reader_reads_ranges_searches_and_commits(namesrv_addr: str) -> None:
+    q2 = MessageQueue("ReaderSync", "broker-a", 2)
+    with Producer("reader-pg", namesrv_addr=namesrv_addr) as producer:
+        producer.send([Message("ReaderSync", b"m-%d" % i) for i in range(30)], queue=q2)
+    reader = QueueReader(namesrv_addr)
+    with reader:
+        deadline = time.monotonic() + WAIT_S
+        while reader.queue_offsets("ReaderSync")[q2] != (0, 30):
+            assert time.monotonic() < deadline, "the consume queue was never built"
+            time.sleep(0.02)
+        batches = list(reader.read(q2, 4, 27, batch_size=10))
+        assert [len(b) for b in batches] == [10, 10, 3]
+        got = [m for b in batches for m in b]
+        assert [m.queue_offset for m in got] == list(range(4, 27))
+        assert [m.body for m in got] == [b"m-%d" % i for i in range(4, 27)]
+        # A read of stored messages is the same whenever it runs: no MIN/MAX_OFFSET.
+        assert not {"MIN_OFFSET", "MAX_OFFSET"} & set(got[0].properties)
+
+        # Leaving a read early closes it; the reader goes on serving.
+        for batch in reader.read(q2, 0, 30, batch_size=5):
+            assert [m.queue_offset for m in batch] == [0, 1, 2, 3, 4]
+            break
+        assert reader.search_offset(q2, 0) == 0
+        assert reader.search_offset(q2, int(time.time() * 1000) + 60_000) == 30
+
+        reader.commit_offset("reader-progress-cg", q2, 17)
+        with AdminClient(namesrv_addr=namesrv_addr) as admin:
+            progress = admin.consumer_progress("reader-progress-cg", "ReaderSync")
+        mine = [q for q in progress.queues if q.queue == q2]
+        assert [(q.consumer_offset, q.lag) for q in mine] == [(17, 13)]
+    assert not facade_threads("orbitmq-sync-reader")

@@ -167,10 +167,14 @@ class MQClientAPI:
         header: PullMessageRequestHeader,
         subscription: SubscriptionData | None,
         timeout_s: float,
+        *,
+        annotate: bool = True,
     ) -> PullResult:
-        """PULL_MESSAGE (11). Found messages are decoded, decompressed, checked against the
-        subscription's tag strings (the broker compares hash codes only) and given the
-        queue's MIN_OFFSET / MAX_OFFSET properties, as RocketMQ's processPullResult does."""
+        """PULL_MESSAGE (11). Found messages are decoded, decompressed and checked against the
+        subscription's tag strings (the broker compares hash codes only). With ``annotate``
+        they also get the queue's MIN_OFFSET / MAX_OFFSET properties, as RocketMQ's
+        processPullResult does; a stateless range read leaves them out, so that a message
+        reads the same whenever it is read."""
         response = await self._call(
             addr, RequestCode.PULL_MESSAGE, header.to_ext_fields(), b"", timeout_s
         )
@@ -189,13 +193,14 @@ class MQClientAPI:
             messages = decode_client_messages(response.body)
             if subscription is not None and not takes_every_tag(subscription):
                 messages = [m for m in messages if tags_match(subscription, m.tags)]
-            add_properties(
-                messages,
-                {
-                    mc.PROPERTY_MIN_OFFSET: str(answer.min_offset),
-                    mc.PROPERTY_MAX_OFFSET: str(answer.max_offset),
-                },
-            )
+            if annotate:
+                add_properties(
+                    messages,
+                    {
+                        mc.PROPERTY_MIN_OFFSET: str(answer.min_offset),
+                        mc.PROPERTY_MAX_OFFSET: str(answer.max_offset),
+                    },
+                )
             result.messages = messages
         return result
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final
 
 from orbitmq.client.errors import MQClientError
@@ -84,6 +84,13 @@ class QueueReader:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def start(self) -> None:
+        """Nothing to start (connections open on first use); here so the blocking facade
+        treats a reader like every other client."""
+
+    async def shutdown(self) -> None:
+        await self.close()
+
     async def close(self) -> None:
         await self.instance.shutdown()
 
@@ -98,6 +105,22 @@ class QueueReader:
         queues = await self.message_queues(topic)
         bounds = await asyncio.gather(*(self._bounds(mq) for mq in queues))
         return dict(zip(queues, bounds, strict=True))
+
+    async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
+        """The first offset of ``mq`` stored at or after ``timestamp_ms`` (the queue's max
+        offset when every message is older)."""
+        instance = self.instance
+        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        timeout = instance.config.mq_client_api_timeout_s
+        return await instance.api.search_offset(addr, mq, timestamp_ms, timeout)
+
+    async def commit_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+        """Record ``offset`` as ``group``'s consumed offset of ``mq`` at the broker, so that
+        admin tools show the group's progress and lag (the group needs no live consumer)."""
+        instance = self.instance
+        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        timeout = instance.config.mq_client_api_timeout_s
+        await instance.api.update_consumer_offset(addr, group, mq, offset, timeout)
 
     async def _bounds(self, mq: MessageQueue) -> tuple[int, int]:
         instance = self.instance
@@ -115,7 +138,7 @@ class QueueReader:
         *,
         subscription: str = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> AsyncIterator[list[MessageExt]]:
+    ) -> AsyncGenerator[list[MessageExt], None]:
         """Messages of ``mq`` with offsets in ``[start_offset, end_offset)`` whose tag matches
         ``subscription``, as non-empty batches in offset order. Raises
         :class:`OffsetOutOfRangeError` when the queue no longer (or does not yet) hold an
@@ -158,7 +181,9 @@ class QueueReader:
             expression_type=sub.expression_type,
         )
         addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.pull_message(addr, header, sub, self.pull_timeout_s)
+        return await self.instance.api.pull_message(
+            addr, header, sub, self.pull_timeout_s, annotate=False
+        )
 
 
 def _check_range(start_offset: int, end_offset: int, batch_size: int) -> None:
