@@ -81,8 +81,9 @@ def produce(
     tags: Sequence[str | None] | None = None,
     keys: Sequence[list[str]] | None = None,
     properties: dict[str, str] | None = None,
+    batch: int = 200,
 ) -> None:
-    """Send ``bodies`` to one queue of ``topic`` on broker-a, in order, in batches."""
+    """Send ``bodies`` to one queue of ``topic`` on broker-a, in order, ``batch`` at a time."""
     mq = MessageQueue(topic, "broker-a", queue_id)
     messages = []
     for i, body in enumerate(bodies):
@@ -92,8 +93,8 @@ def produce(
         if keys is not None:
             msg.keys = keys[i]
         messages.append(msg)
-    for start in range(0, len(messages), 200):
-        producer.send(messages[start : start + 200], queue=mq)
+    for start in range(0, len(messages), batch):
+        producer.send(messages[start : start + batch], queue=mq)
 
 
 def wait_for_max_offsets(cluster: ThreadedCluster, topic: str, expected: dict[int, int]) -> None:

@@ -3,8 +3,10 @@ offset}}`` maps that Spark checkpoints; each micro-batch reads ``[start, end)`` 
 
 Exactly once across restarts comes from Spark: it writes a batch's end offsets to its offset
 log before running it and replays the same ``partitions(start, end)`` after a crash, and the
-ranges depend only on those offsets. ``commit`` (after the batch is done) records progress
-under ``consumerGroup`` at the broker, for admin tools only; nothing reads it back.
+ranges depend only on those offsets. With ``consumerGroup`` the progress is recorded at the
+broker, for admin tools only (nothing reads it back): Spark calls ``commit`` for a batch only
+when it plans the next one, so the offsets a new ``latestOffset`` starts from (every batch
+before is done by then) are recorded too; that covers a run's last batch.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self._target: Offsets | None = None
         self._last_batch_ms = time.monotonic() * 1000
+        self._recorded: Offsets = {}
 
     def initialOffset(self) -> dict[str, Any]:
         options = self.options
@@ -104,6 +107,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         current = from_json(start)
+        self._record_progress(current)
         latest = self._latest()
         if self._target is not None:
             # AvailableNow: nothing written after the query started, no queue added since.
@@ -156,12 +160,17 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
 
     def commit(self, end: dict[str, Any]) -> None:
+        self._record_progress(from_json(end))
+
+    def _record_progress(self, done: Offsets) -> None:
         group = self.options.consumer_group
         if group is None:
             return
         reader = reader_pool.reader_for(self.options.namesrv_addr)
-        for mq, offset in from_json(end).items():
-            reader.commit_offset(group, mq, offset)
+        for mq, offset in done.items():
+            if self._recorded.get(mq) != offset:
+                reader.commit_offset(group, mq, offset)
+                self._recorded[mq] = offset
 
     def stop(self) -> None:
         reader_pool.discard(self.options.namesrv_addr)
