@@ -303,6 +303,9 @@ class Producer(_Facade[AsyncProducer]):
     def register_send_hook(self, hook: SendMessageHook) -> None:
         self._apply(self._client.register_send_hook, hook)
 
+    def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        return self._call(self._client.fetch_publish_message_queues(topic))
+
     def _send_wait_s(self, timeout_s: float | None) -> float:
         own = self._client.config.send_msg_timeout_s if timeout_s is None else timeout_s
         return own + _GRACE_S

@@ -112,6 +112,19 @@ def wait_for_max_offsets(cluster: ThreadedCluster, topic: str, expected: dict[in
             time.sleep(0.02)
 
 
+def wait_for_count(cluster: ThreadedCluster, topic: str, count: int) -> None:
+    """Until the consume queues of ``topic`` hold ``count`` messages in all."""
+    deadline = time.monotonic() + WAIT_S
+    with QueueReader(cluster.namesrv_addr) as reader:
+        while True:
+            got = sum(high - low for low, high in reader.queue_offsets(topic).values())
+            if got >= count:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{topic}: {got} messages, waited for {count}")
+            time.sleep(0.02)
+
+
 @pytest.fixture
 def topic(admin: AdminClient, request: pytest.FixtureRequest) -> str:
     """A fresh 4-queue topic named after the test."""

@@ -229,6 +229,12 @@ class Producer:
         assert error is not None
         raise error
 
+    async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The queues a send to ``topic`` may go to, in route order (RocketMQ's
+        fetchPublishMessageQueues): for choosing queues before sending."""
+        self._check_started()
+        return list((await self._publish_info(topic)).message_queues)
+
     async def _publish_info(self, topic: str) -> TopicPublishInfo:
         return await self.instance.topic_publish_info(
             topic, self.config.create_topic_key, self.config.default_topic_queue_nums

@@ -9,7 +9,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from orbitmq.common import MessageQueue
-from orbitmq.spark import reader_pool
+from orbitmq.spark import client_pool
 from orbitmq.spark.offset_ranges import QueueRange, check_start, plan_ranges, resolve
 from orbitmq.spark.options import EARLIEST, LATEST, OptionError, SourceOptions
 from orbitmq.spark.range_reader import read_range
@@ -17,7 +17,7 @@ from orbitmq.spark.range_reader import read_range
 
 def topic_bounds(options: SourceOptions) -> dict[MessageQueue, tuple[int, int]]:
     """(min, max) offset of every readable queue of the options' topics, from the brokers."""
-    reader = reader_pool.reader_for(options.namesrv_addr)
+    reader = client_pool.reader_for(options.namesrv_addr)
     bounds: dict[MessageQueue, tuple[int, int]] = {}
     for topic in options.topics:
         bounds.update(reader.queue_offsets(topic))
@@ -34,7 +34,7 @@ class OrbitMQBatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         options = self.options
         bounds = topic_bounds(options)
-        search = reader_pool.reader_for(options.namesrv_addr)
+        search = client_pool.reader_for(options.namesrv_addr)
         starts = resolve(options.starting, bounds, search, missing=EARLIEST)
         ends = resolve(options.ending, bounds, search, missing=LATEST)
         for mq, (low, high) in bounds.items():

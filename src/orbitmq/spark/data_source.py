@@ -4,13 +4,21 @@ through ``register(spark)``; its readers and writers do the work."""
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from orbitmq.spark.batch_reader import OrbitMQBatchReader
-from orbitmq.spark.options import OptionError, SourceOptions
+from orbitmq.spark.message_writer import check_sink_schema
+from orbitmq.spark.options import OptionError, SinkOptions, SourceOptions
 from orbitmq.spark.schema import SOURCE_SCHEMA
 from orbitmq.spark.stream_reader import OrbitMQStreamReader
+from orbitmq.spark.writers import OrbitMQBatchWriter, OrbitMQStreamWriter
 
 
 def _check_schema(schema: StructType) -> None:
@@ -39,6 +47,16 @@ class OrbitMQDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         _check_schema(schema)
         return OrbitMQStreamReader(SourceOptions.parse(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        options = SinkOptions.parse(self.options)
+        check_sink_schema(schema, options)
+        return OrbitMQBatchWriter(options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        options = SinkOptions.parse(self.options)
+        check_sink_schema(schema, options)
+        return OrbitMQStreamWriter(options)
 
 
 def register(spark: SparkSession) -> None:

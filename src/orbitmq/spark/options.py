@@ -1,4 +1,4 @@
-"""The source's and sink's options, named as in Spark's Kafka connector where they mean the
+"""The source's and the sink's options, named as in Spark's Kafka connector where they mean the
 same, parsed once on the driver into typed values (``SourceOptions``) with clear errors.
 
 Queues in offset JSON: ``{"TopicA": {"0": 12, "broker-b:1": 40}}``. A key ``"0"`` means queue
@@ -104,6 +104,33 @@ class SourceOptions:
             min_partitions=_positive(opts, "minPartitions"),
             max_records_per_partition=_positive(opts, "maxRecordsPerPartition"),
             pull_batch_size=_positive(opts, "pullBatchSize") or DEFAULT_PULL_BATCH_SIZE,
+        )
+
+
+#: The producer group sink tasks send as, unless ``producerGroup`` names another.
+DEFAULT_PRODUCER_GROUP: Final = "SPARK_ORBITMQ_WRITER"
+#: Messages per send request; a request also stays under 4 MiB (the broker's maxMessageSize).
+DEFAULT_SEND_BATCH_SIZE: Final = 256
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """Everything the sink needs, from ``df.write.format("orbitmq").option(...)``."""
+
+    namesrv_addr: str
+    #: Where rows without a ``topic`` column (or with a null one) go.
+    topic: str | None = None
+    producer_group: str = DEFAULT_PRODUCER_GROUP
+    send_batch_size: int = DEFAULT_SEND_BATCH_SIZE
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> SinkOptions:
+        opts = {k.lower(): v for k, v in options.items()}
+        return cls(
+            namesrv_addr=namesrv_addr(opts),
+            topic=opts.get("topic", "").strip() or None,
+            producer_group=opts.get("producergroup", "").strip() or DEFAULT_PRODUCER_GROUP,
+            send_batch_size=_positive(opts, "sendBatchSize") or DEFAULT_SEND_BATCH_SIZE,
         )
 
 

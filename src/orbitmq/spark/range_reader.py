@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from orbitmq.client import OffsetOutOfRangeError
-from orbitmq.spark import reader_pool
+from orbitmq.spark import client_pool
 from orbitmq.spark.offset_ranges import QueueRange, check_start
 from orbitmq.spark.schema import to_record_batch
 
@@ -25,7 +25,7 @@ def read_range(
     Retention may delete offsets between planning and reading: with ``fail_on_data_loss``
     that raises DataLossError, else the read goes on from the oldest offset still stored.
     """
-    reader = reader_pool.reader_for(namesrv_addr)
+    reader = client_pool.reader_for(namesrv_addr)
     mq = part.message_queue
     start = part.start
     while start < part.end:

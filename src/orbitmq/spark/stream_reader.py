@@ -25,7 +25,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from orbitmq.common import MessageQueue
-from orbitmq.spark import reader_pool
+from orbitmq.spark import client_pool
 from orbitmq.spark.batch_reader import topic_bounds
 from orbitmq.spark.offset_ranges import (
     QueueRange,
@@ -86,7 +86,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict[str, Any]:
         options = self.options
         bounds = topic_bounds(options)
-        search = reader_pool.reader_for(options.namesrv_addr)
+        search = client_pool.reader_for(options.namesrv_addr)
         starts = resolve(options.starting, bounds, search, missing=EARLIEST)
         for mq, (low, high) in bounds.items():
             starts[mq] = check_start(mq, starts[mq], low, high, fail=options.fail_on_data_loss)
@@ -166,11 +166,11 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         group = self.options.consumer_group
         if group is None:
             return
-        reader = reader_pool.reader_for(self.options.namesrv_addr)
+        reader = client_pool.reader_for(self.options.namesrv_addr)
         for mq, offset in done.items():
             if self._recorded.get(mq) != offset:
                 reader.commit_offset(group, mq, offset)
                 self._recorded[mq] = offset
 
     def stop(self) -> None:
-        reader_pool.discard(self.options.namesrv_addr)
+        client_pool.discard(self.options.namesrv_addr)

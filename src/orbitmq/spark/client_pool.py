@@ -1,0 +1,63 @@
+"""One blocking ``QueueReader`` per name server address, and one started ``Producer`` per
+(address, group), per process, reused by every task a Python worker runs (Spark keeps its
+Python workers between tasks): connections and routes survive from one task to the next
+instead of being made per task.
+
+A module-level table is the point here: Spark gives a task no place to keep state between
+tasks but the worker process itself. The clients' threads are daemons; they are shut down at
+exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+from orbitmq.sync import Producer, QueueReader
+
+_lock = threading.Lock()
+_readers: dict[str, QueueReader] = {}
+_producers: dict[tuple[str, str], Producer] = {}
+
+
+def reader_for(namesrv_addr: str) -> QueueReader:
+    """This process's reader for ``namesrv_addr``, made on first use."""
+    with _lock:
+        reader = _readers.get(namesrv_addr)
+        if reader is None:
+            reader = _readers[namesrv_addr] = QueueReader(namesrv_addr)
+        return reader
+
+
+def producer_for(namesrv_addr: str, group: str) -> Producer:
+    """This process's started producer of ``group`` for ``namesrv_addr``."""
+    with _lock:
+        producer = _producers.get((namesrv_addr, group))
+        if producer is None:
+            producer = Producer(group, namesrv_addr=namesrv_addr)
+            try:
+                producer.start()
+            except BaseException:
+                producer.shutdown()
+                raise
+            _producers[(namesrv_addr, group)] = producer
+        return producer
+
+
+def discard(namesrv_addr: str) -> None:
+    """Drop (and shut down) the reader of ``namesrv_addr``: when a query stops, or after a
+    failure that may have left its connections in a bad state."""
+    with _lock:
+        reader = _readers.pop(namesrv_addr, None)
+    if reader is not None:
+        reader.shutdown()
+
+
+@atexit.register
+def _close_all() -> None:
+    with _lock:
+        clients: list[Producer | QueueReader] = [*_readers.values(), *_producers.values()]
+        _readers.clear()
+        _producers.clear()
+    for client in clients:
+        client.shutdown()

@@ -1,0 +1,92 @@
+"""``df.write.format("orbitmq")`` and ``df.writeStream.format("orbitmq")``: Arrow writers
+whose tasks send through ``MessageWriter``; the driver's commit logs what was written.
+
+Delivery is at least once: a task that fails after some sends is run again and sends its
+rows again, with the same message ids (see ``message_writer``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pyspark import TaskContext
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+from orbitmq.client import MQClientError
+from orbitmq.spark.message_writer import MessageWriter, WriteSummary
+from orbitmq.spark.options import SinkOptions
+
+log = logging.getLogger(__name__)
+
+#: Local properties Spark gives the tasks of a micro-batch: the query's id (kept in the
+#: checkpoint, so the same across restarts) and the batch's.
+_QUERY_ID = "sql.streaming.queryId"
+_BATCH_ID = "streaming.sql.batchId"
+
+
+def _partition() -> int:
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
+def _total(messages: Sequence[WriterCommitMessage | None]) -> int:
+    return sum(m.messages for m in messages if isinstance(m, WriteSummary))
+
+
+class OrbitMQBatchWriter(DataSourceArrowWriter):
+    """Owns one batch write's options and its write id (made on the driver, so a retried
+    task gives its rows the same ids)."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+        self.write_id = uuid.uuid4().hex
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        writer = MessageWriter(self.options, self.write_id, 0, _partition())
+        return writer.write(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        log.info("orbitmq sink: write %s stored %d messages", self.write_id, _total(messages))
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        log.warning(
+            "orbitmq sink: write %s failed after storing %d messages (at least once: a new"
+            " run sends them again)",
+            self.write_id,
+            _total(messages),
+        )
+
+
+class OrbitMQStreamWriter(DataSourceStreamArrowWriter):
+    """Owns one streaming query's sink options; ids come from the query id and batch id
+    that Spark gives each task."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        context = TaskContext.get()
+        query_id = context.getLocalProperty(_QUERY_ID) if context is not None else None
+        batch_id = context.getLocalProperty(_BATCH_ID) if context is not None else None
+        if query_id is None or batch_id is None:
+            raise MQClientError("the orbitmq stream sink runs only in a streaming query's tasks")
+        writer = MessageWriter(self.options, query_id, int(batch_id), _partition())
+        return writer.write(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        log.info("orbitmq sink: batch %d stored %d messages", batchId, _total(messages))
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        log.warning(
+            "orbitmq sink: batch %d failed after storing %d messages (at least once: the"
+            " replay sends them again with the same ids)",
+            batchId,
+            _total(messages),
+        )
