@@ -37,7 +37,15 @@ import concurrent.futures
 import inspect
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from types import TracebackType
 from typing import Any, Final, Generic, Protocol, Self, TypeVar
 
@@ -580,11 +588,11 @@ class AdminClient(_Facade[AsyncAdminClient]):
         return self._call(self._client.query_message_by_unique_id(topic, uniq_id))
 
 
-async def _next_batch(batches: AsyncIterator[list[MessageExt]]) -> list[MessageExt] | None:
+async def _next_item(items: AsyncIterator[T]) -> T | None:
     # On the loop: one step of an async generator, None at its end (StopAsyncIteration
     # cannot cross concurrent.futures as a value).
     try:
-        return await anext(batches)
+        return await anext(items)
     except StopAsyncIteration:
         return None
 
@@ -639,19 +647,39 @@ class QueueReader(_Facade[AsyncQueueReader]):
     ) -> Iterator[list[MessageExt]]:
         """The batches of ``QueueReader.read``. The next pull is already on its way while the
         caller works on a batch, so network and caller overlap."""
-        batches = self._client.read(
-            mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size
+        return self._iterate(
+            self._client.read(
+                mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size
+            )
         )
-        ahead = self._runner.submit(_next_batch(batches))
+
+    def read_raw(
+        self,
+        mq: MessageQueue,
+        start_offset: int,
+        end_offset: int,
+        *,
+        subscription: str = SUB_ALL,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> Iterator[bytes]:
+        """The undecoded pulls of ``QueueReader.read_raw``, one pull ahead as ``read``."""
+        return self._iterate(
+            self._client.read_raw(
+                mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size
+            )
+        )
+
+    def _iterate(self, items: AsyncGenerator[T, None]) -> Iterator[T]:
+        ahead = self._runner.submit(_next_item(items))
         try:
             while True:
-                batch = ahead.result(self._pull_wait_s)
-                if batch is None:
+                item = ahead.result(self._pull_wait_s)
+                if item is None:
                     return
-                ahead = self._runner.submit(_next_batch(batches))
-                yield batch
+                ahead = self._runner.submit(_next_item(items))
+                yield item
         finally:
             # Left early (or failed): let the pull in flight end, bounded by its own timeout,
             # before closing the generator it is running in.
             concurrent.futures.wait([ahead], self._pull_wait_s)
-            self._call(batches.aclose())
+            self._call(items.aclose())

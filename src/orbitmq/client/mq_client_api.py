@@ -169,12 +169,14 @@ class MQClientAPI:
         timeout_s: float,
         *,
         annotate: bool = True,
+        decode: bool = True,
     ) -> PullResult:
         """PULL_MESSAGE (11). Found messages are decoded, decompressed and checked against the
         subscription's tag strings (the broker compares hash codes only). With ``annotate``
         they also get the queue's MIN_OFFSET / MAX_OFFSET properties, as RocketMQ's
         processPullResult does; a stateless range read leaves them out, so that a message
-        reads the same whenever it is read."""
+        reads the same whenever it is read. Without ``decode`` the records are left as they
+        came, in ``raw_body``, for the caller to decode and re-check."""
         response = await self._call(
             addr, RequestCode.PULL_MESSAGE, header.to_ext_fields(), b"", timeout_s
         )
@@ -189,7 +191,9 @@ class MQClientAPI:
             answer.max_offset,
             suggest_which_broker_id=answer.suggest_which_broker_id,
         )
-        if status is PullStatus.FOUND:
+        if status is PullStatus.FOUND and not decode:
+            result.raw_body = response.body
+        elif status is PullStatus.FOUND:
             messages = decode_client_messages(response.body)
             if subscription is not None and not takes_every_tag(subscription):
                 messages = [m for m in messages if tags_match(subscription, m.tags)]

@@ -143,11 +143,52 @@ class QueueReader:
         ``subscription``, as non-empty batches in offset order. Raises
         :class:`OffsetOutOfRangeError` when the queue no longer (or does not yet) hold an
         offset the range needs."""
+        async for result, offset in self._pulls(
+            mq, start_offset, end_offset, subscription, batch_size, decode=True
+        ):
+            # FOUND (possibly emptied by the client's tag re-check) or NO_MATCHED_MSG: the
+            # filter skipped what lies before next_begin_offset.
+            batch = [m for m in result.messages if offset <= m.queue_offset < end_offset]
+            if batch:
+                yield batch
+
+    async def read_raw(
+        self,
+        mq: MessageQueue,
+        start_offset: int,
+        end_offset: int,
+        *,
+        subscription: str = SUB_ALL,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> AsyncGenerator[bytes, None]:
+        """The pulls of :meth:`read` undecoded: each the stored records the broker sent, in
+        offset order, for a caller that decodes them itself. The broker matched tag hash
+        codes only and may send records at or past ``end_offset`` when it filters: the
+        caller keeps what is below ``end_offset`` and re-checks the tag strings."""
+        async for result, _offset in self._pulls(
+            mq, start_offset, end_offset, subscription, batch_size, decode=False
+        ):
+            if result.raw_body:
+                yield result.raw_body
+
+    async def _pulls(
+        self,
+        mq: MessageQueue,
+        start_offset: int,
+        end_offset: int,
+        subscription: str,
+        batch_size: int,
+        *,
+        decode: bool,
+    ) -> AsyncGenerator[tuple[PullResult, int], None]:
+        """Pull after pull over the range: each answer with the offset it was pulled at."""
         _check_range(start_offset, end_offset, batch_size)
         sub = build_subscription_data(mq.topic, subscription, int(time.time() * 1000))
         offset = start_offset
         while offset < end_offset:
-            result = await self._pull(mq, sub, offset, min(batch_size, end_offset - offset))
+            result = await self._pull(
+                mq, sub, offset, min(batch_size, end_offset - offset), decode=decode
+            )
             status = result.pull_status
             if status is PullStatus.OFFSET_ILLEGAL or status is PullStatus.NO_NEW_MSG:
                 # NO_NEW_MSG before the end: the range reaches past what is written.
@@ -157,15 +198,11 @@ class QueueReader:
                     f"{mq}: pull at offset {offset} did not advance"
                     f" (next begin offset {result.next_begin_offset})"
                 )
-            # FOUND (possibly emptied by the client's tag re-check) or NO_MATCHED_MSG: the
-            # filter skipped what lies before next_begin_offset.
-            batch = [m for m in result.messages if offset <= m.queue_offset < end_offset]
+            yield result, offset
             offset = result.next_begin_offset
-            if batch:
-                yield batch
 
     async def _pull(
-        self, mq: MessageQueue, sub: SubscriptionData, offset: int, max_nums: int
+        self, mq: MessageQueue, sub: SubscriptionData, offset: int, max_nums: int, *, decode: bool
     ) -> PullResult:
         header = PullMessageRequestHeader(
             consumer_group=self.consumer_group,
@@ -182,7 +219,7 @@ class QueueReader:
         )
         addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
         return await self.instance.api.pull_message(
-            addr, header, sub, self.pull_timeout_s, annotate=False
+            addr, header, sub, self.pull_timeout_s, annotate=False, decode=decode
         )
 
 

@@ -1,15 +1,23 @@
 """Reading one planned range on an executor: the pulls, the data-loss rule, and the Arrow
-batches Spark receives."""
+batches Spark receives (decoded column by column from the pulled records)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from orbitmq.client import OffsetOutOfRangeError
+from orbitmq.filter import build_subscription_data
 from orbitmq.spark import client_pool
+from orbitmq.spark.arrow_records import records_to_batch
 from orbitmq.spark.offset_ranges import QueueRange, check_start
-from orbitmq.spark.schema import to_record_batch
+
+
+def _tags_set(topic: str, sub_expression: str) -> frozenset[str] | None:
+    """The tag strings a row must carry, None when any will do."""
+    sub = build_subscription_data(topic, sub_expression, int(time.time() * 1000))
+    return None if sub.is_sub_all or not sub.tags_set else frozenset(sub.tags_set)
 
 
 def read_range(
@@ -27,14 +35,24 @@ def read_range(
     """
     reader = client_pool.reader_for(namesrv_addr)
     mq = part.message_queue
+    tags = _tags_set(part.topic, sub_expression)
     start = part.start
     while start < part.end:
         try:
-            for batch in reader.read(
+            for records in reader.read_raw(
                 mq, start, part.end, subscription=sub_expression, batch_size=pull_batch_size
             ):
-                start = batch[-1].queue_offset + 1
-                yield to_record_batch(part.topic, part.broker_name, part.queue_id, batch)
+                batch = records_to_batch(
+                    records,
+                    part.topic,
+                    part.broker_name,
+                    part.queue_id,
+                    end_offset=part.end,
+                    tags_set=tags,
+                )
+                if batch.num_rows:
+                    start = batch.column("queueOffset")[-1].as_py() + 1
+                    yield batch
             return
         except OffsetOutOfRangeError as exc:
             resumed = check_start(

@@ -1,0 +1,277 @@
+"""Rows per second through the orbitmq Spark source and sink, beside the ceiling of Spark's
+Python data sources on this machine.
+
+In one run, against one broker (``orbitmq start`` in a subprocess, on a fresh data
+directory, pulls allowed up to 512 messages / 1 MiB as peerbench's runs do):
+
+- fill: ``-n`` messages of ``--size`` bytes sent to ``--queues`` queues by the Python client
+  (not Spark; the time is shown for reference);
+- ceiling: Spark reading the same number of rows, same schema, from a Python data source that
+  yields prebuilt Arrow batches from memory, into the ``noop`` sink;
+- batch read: ``spark.read.format("orbitmq")`` of the whole topic into ``noop``;
+- stream read: ``readStream`` with ``Trigger.AvailableNow`` into ``noop``;
+- write: ``-n`` rows of ``--size`` bytes from ``spark.range`` written with
+  ``df.write.format("orbitmq")`` to a second topic.
+
+Spark runs ``local[*]`` (every core), Java from the machine.
+
+    .venv/bin/python benchmarks/spark_bench.py [-n 1000000] [--size 1024] [--queues 8]
+        [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from rich.console import Console
+from rich.table import Table
+
+from orbitmq.client import AdminClient, Producer
+from orbitmq.common import Message, MessageQueue
+from orbitmq.spark import ARROW_SCHEMA, SOURCE_SCHEMA
+
+SOURCE_TOPIC = "SparkBenchSource"
+SINK_TOPIC = "SparkBenchSink"
+#: A small topic read first, so that every timed phase finds the Python workers started and
+#: orbitmq imported in them (a one-off few seconds per session, not a per-row cost).
+WARMUP_TOPIC = "SparkBenchWarmup"
+MEMORY_BATCH = 512
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Broker:
+    """A name server and a broker (``orbitmq start``) in a subprocess."""
+
+    def __init__(self, root: Path) -> None:
+        self.namesrv_port, self.broker_port = free_port(), free_port()
+        conf = root / "broker.conf"
+        conf.write_text(
+            "brokerClusterName=DefaultCluster\nbrokerName=broker-a\nbrokerId=0\n"
+            "brokerIP1=127.0.0.1\n"
+            "maxTransferCountOnMessageInMemory=512\nmaxTransferBytesOnMessageInMemory=1048576\n"
+            "maxTransferCountOnMessageInDisk=512\nmaxTransferBytesOnMessageInDisk=1048576\n"
+        )
+        argv = [sys.executable, "-m", "orbitmq.cli", "--log-level", "WARNING", "start"]
+        argv += ["-c", str(conf), "--data-dir", str(root / "store")]
+        argv += ["--namesrv-port", str(self.namesrv_port), "--listen-port", str(self.broker_port)]
+        self.log = root / "broker.log"
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while "OrbitMQ ready" not in self.log.read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the broker did not start:\n{self.log.read_text()}")
+            time.sleep(0.1)
+
+    @property
+    def namesrv_addr(self) -> str:
+        return f"127.0.0.1:{self.namesrv_port}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+async def fill(namesrv_addr: str, n: int, size: int, queues: int) -> float:
+    """Send ``n`` messages, 500 per request, spread over the queues; returns seconds."""
+    async with AdminClient(namesrv_addr=namesrv_addr) as admin:
+        await admin.create_topic(SOURCE_TOPIC, queue_nums=queues)
+        await admin.create_topic(SINK_TOPIC, queue_nums=queues)
+        await admin.create_topic(WARMUP_TOPIC, queue_nums=queues)
+    body = b"x" * size
+    began = time.perf_counter()
+    async with Producer("spark-bench-fill", namesrv_addr=namesrv_addr) as producer:
+        per_request = 500
+        sem = asyncio.Semaphore(4)
+
+        async def send(i: int) -> None:
+            async with sem:
+                mq = MessageQueue(SOURCE_TOPIC, "broker-a", i % queues)
+                count = min(per_request, n - i * per_request)
+                await producer.send([Message(SOURCE_TOPIC, body) for _ in range(count)], queue=mq)
+
+        await asyncio.gather(*(send(i) for i in range((n + per_request - 1) // per_request)))
+        for i in range(queues):
+            mq = MessageQueue(WARMUP_TOPIC, "broker-a", i)
+            await producer.send([Message(WARMUP_TOPIC, body) for _ in range(100)], queue=mq)
+    async with AdminClient(namesrv_addr=namesrv_addr) as admin:
+        deadline = time.monotonic() + 120
+        while sum(q.max_offset - q.min_offset for q in await admin.topic_status(SOURCE_TOPIC)) < n:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the consume queues never reached the filled count")
+            await asyncio.sleep(0.1)
+    return time.perf_counter() - began
+
+
+class MemoryReader(DataSourceReader):
+    """Yields one prebuilt batch again and again: Spark's cost of a Python source alone."""
+
+    def __init__(self, rows: int, partitions: int, size: int) -> None:
+        self.rows, self.parts, self.size = rows, partitions, size
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(i) for i in range(self.parts)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        n = MEMORY_BATCH
+        ms = pa.array([1_700_000_000_000_000] * n, pa.int64()).cast(ARROW_SCHEMA.field(10).type)
+        columns = [
+            pa.array([SOURCE_TOPIC] * n),
+            pa.array(["broker-a"] * n),
+            pa.array([partition.value] * n, pa.int32()),
+            pa.array(range(n), pa.int64()),
+            pa.array([f"{i:032X}" for i in range(n)]),
+            pa.array([None] * n, pa.string()),
+            pa.array([[] for _ in range(n)], ARROW_SCHEMA.field("keys").type),
+            pa.array([[("UNIQ_KEY", f"{i:032X}")] for i in range(n)], ARROW_SCHEMA.field(7).type),
+            pa.array([b"x" * self.size] * n, pa.binary()),
+            ms,
+            ms,
+            pa.array([0] * n, pa.int32()),
+        ]
+        batch = pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+        share = self.rows // self.parts + (1 if partition.value < self.rows % self.parts else 0)
+        for start in range(0, share, n):
+            yield batch if start + n <= share else batch.slice(0, share - start)
+
+
+class MemorySource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "orbitmq_bench_memory"
+
+    def schema(self) -> Any:
+        return SOURCE_SCHEMA
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        o = self.options
+        return MemoryReader(int(o["rows"]), int(o["partitions"]), int(o["size"]))
+
+
+def timed(action: Any) -> float:
+    began = time.perf_counter()
+    action()
+    return time.perf_counter() - began
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=1_000_000)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--queues", type=int, default=8)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    os.environ.update(
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+    )
+    console = Console()
+    results: dict[str, Any] = {
+        "n": args.n,
+        "size": args.size,
+        "queues": args.queues,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+    }
+    with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
+        root = Path(tmp)
+        broker = Broker(root)
+        try:
+            fill_s = asyncio.run(fill(broker.namesrv_addr, args.n, args.size, args.queues))
+            spark = (
+                SparkSession.builder.master("local[*]")
+                .appName("orbitmq-spark-bench")
+                .config("spark.ui.enabled", "false")
+                .config("spark.driver.memory", "2g")
+                .getOrCreate()
+            )
+            spark.sparkContext.setLogLevel("ERROR")
+            spark.dataSource.register(MemorySource)
+
+            def orbitmq_topic(topic: str) -> Any:
+                reader = spark.read.format("orbitmq").option("namesrvAddr", broker.namesrv_addr)
+                return reader.option("topic", topic).load()
+
+            def memory_rows(rows: int) -> Any:
+                # A new reader each time: DataFrameReader.options changes the reader itself.
+                reader = spark.read.format("orbitmq_bench_memory")
+                return reader.options(
+                    rows=str(rows), partitions=str(args.queues), size=str(args.size)
+                ).load()
+
+            def to_noop(df: Any) -> None:
+                df.write.format("noop").mode("overwrite").save()
+
+            to_noop(memory_rows(1000))  # warm-ups: see WARMUP_TOPIC
+            to_noop(orbitmq_topic(WARMUP_TOPIC))
+            phases: dict[str, float] = {"fill (Python client)": fill_s}
+            phases["ceiling: Python source over memory"] = timed(
+                lambda: to_noop(memory_rows(args.n))
+            )
+            phases["batch read"] = timed(lambda: to_noop(orbitmq_topic(SOURCE_TOPIC)))
+
+            def stream() -> None:
+                query = (
+                    spark.readStream.format("orbitmq")
+                    .option("namesrvAddr", broker.namesrv_addr)
+                    .option("topic", SOURCE_TOPIC)
+                    .option("startingOffsets", "earliest")
+                    .load()
+                    .writeStream.format("noop")
+                    .option("checkpointLocation", str(root / "checkpoint"))
+                    .trigger(availableNow=True)
+                    .start()
+                )
+                query.awaitTermination()
+
+            phases["stream read (availableNow)"] = timed(stream)
+            body = f"unhex(repeat('78', {args.size})) AS body"
+            rows = spark.range(args.n, numPartitions=args.queues).selectExpr(body)
+            phases["write"] = timed(
+                lambda: (
+                    rows.write.format("orbitmq")
+                    .option("namesrvAddr", broker.namesrv_addr)
+                    .option("topic", SINK_TOPIC)
+                    .mode("append")
+                    .save()
+                )
+            )
+            spark.stop()
+        finally:
+            broker.stop()
+    table = Table(title=f"orbitmq on Spark: {args.n:,} rows of {args.size} B, {results['machine']}")
+    for column in ("phase", "seconds", "rows/s"):
+        table.add_column(column, justify="right" if column != "phase" else "left")
+    results["phases"] = {}
+    for phase, seconds in phases.items():
+        rate = args.n / seconds
+        results["phases"][phase] = {"seconds": round(seconds, 2), "rows_per_s": round(rate)}
+        table.add_row(phase, f"{seconds:.2f}", f"{rate:,.0f}")
+    console.print(table)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
