@@ -566,6 +566,9 @@ class AdminClient(_Facade[AsyncAdminClient]):
     def consumer_progress(self, group: str, topic: str | None = None) -> ConsumerProgress:
         return self._call(self._client.consumer_progress(group, topic))
 
+    def consumer_ids(self, group: str, topic: str) -> list[str]:
+        return self._call(self._client.consumer_ids(group, topic))
+
     def reset_offset_by_timestamp(
         self, group: str, topic: str, timestamp_ms: int
     ) -> dict[MessageQueue, int]:

@@ -1,4 +1,4 @@
-"""Spark tests: one local SparkSession for the whole run (Java from the machine, the Python
+"""Spark tests: one local SparkSession for this package (Java from the machine, the Python
 workers on this interpreter, quiet logs) and one OrbitMQ cluster on a thread of its own, so
 that Spark's blocking calls and its Python workers (other processes) can reach it."""
 
@@ -47,26 +47,26 @@ def new_session(app: str) -> SparkSession:
     return session
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark() -> Iterator[SparkSession]:
     session = new_session("orbitmq-tests")
     yield session
     session.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedCluster]:
     with ThreadedCluster(tmp_path_factory.mktemp("spark-cluster")) as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def admin(cluster: ThreadedCluster) -> Iterator[AdminClient]:
     with AdminClient(namesrv_addr=cluster.namesrv_addr) as client:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def producer(cluster: ThreadedCluster) -> Iterator[Producer]:
     with Producer("spark-tests", namesrv_addr=cluster.namesrv_addr) as client:
         yield client

@@ -274,6 +274,22 @@ def start(
     _run(start_all)
 
 
+@cli.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def pipeline(args: tuple[str, ...]) -> None:
+    """Spark jobs over topics: archive, rebalance-backlog, lag-report (orbitmq[spark])."""
+    try:
+        # Imported here: PySpark takes half a second to import, and only these commands
+        # need it.
+        from orbitmq.spark.jobs.commands import pipeline as jobs  # noqa: PLC0415
+    except ImportError as exc:
+        _fail(f"the pipeline commands need the spark extra: pip install 'orbitmq[spark]' ({exc})")
+    jobs.main(list(args), prog_name="orbitmq pipeline")
+
+
 def main() -> None:
     """The console-script entry point."""
     cli(prog_name="orbitmq")

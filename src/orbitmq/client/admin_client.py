@@ -182,6 +182,20 @@ class AdminClient:
             if MASTER_ID in b.broker_addrs
         }
 
+    async def consumer_ids(self, group: str, topic: str) -> list[str]:
+        """Client ids of ``group``'s online consumers, as the brokers serving ``topic`` know
+        them (mqadmin consumerConnection); empty when none is online."""
+        self._check_started()
+        ids: set[str] = set()
+        for addr in (await self._route_masters(topic)).values():
+            try:
+                ids.update(await self.api.get_consumer_id_list(addr, group, self._timeout_s))
+            except MQBrokerError as exc:
+                # RocketMQ's brokers answer SYSTEM_ERROR "no consumer for this group".
+                if exc.code != ResponseCode.SYSTEM_ERROR:
+                    raise
+        return sorted(ids)
+
     async def list_topics(self) -> list[str]:
         """Every topic the name servers know, sorted (system topics included, as mqadmin
         topicList shows them)."""

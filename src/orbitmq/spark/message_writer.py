@@ -9,7 +9,8 @@ in one queue in the order the task wrote them; a row without keys goes round rob
 
 Each message's UNIQ_KEY (its msgId) is a hash of (write id, batch id, partition, sequence):
 a task retried by Spark, or a micro-batch replayed after a crash, sends the same ids again,
-so consumers can drop the duplicates that at-least-once delivery allows.
+so consumers can drop the duplicates that at-least-once delivery allows. A row whose
+``properties`` already carry a UNIQ_KEY (a message copied from another topic) keeps it.
 """
 
 from __future__ import annotations
@@ -151,8 +152,9 @@ class MessageWriter:
         key_list = keys.split() if isinstance(keys, str) else list(keys or ())
         if key_list:
             msg.keys = key_list
-        msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = message_id(
-            self._write_id, self._batch_id, partition, self._sequence
+        msg.properties.setdefault(
+            mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+            message_id(self._write_id, self._batch_id, partition, self._sequence),
         )
         self._sequence += 1
         mq = self._queue_for(topic, key_list)
