@@ -85,6 +85,11 @@ def test_bad_frames_are_refused_with_the_column_named(
     for df, named in cases:
         with pytest.raises(PySparkException, match=named):
             write(df, cluster, topic=topic)
+    appended_only = spark.createDataFrame([("x",)], "body string")
+    with pytest.raises(PySparkException, match="only appends"):
+        appended_only.write.format("orbitmq").option("namesrvAddr", cluster.namesrv_addr).option(
+            "topic", topic
+        ).mode("overwrite").save()
     no_topic = spark.createDataFrame([("x",)], "body string")
     with pytest.raises(PySparkException, match='"topic" option'):
         write(no_topic, cluster)

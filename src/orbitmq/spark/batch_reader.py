@@ -10,9 +10,9 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from orbitmq.common import MessageQueue
 from orbitmq.spark import client_pool
-from orbitmq.spark.offset_ranges import QueueRange, check_start, plan_ranges, resolve
+from orbitmq.spark.offset_ranges import check_start, plan_ranges, resolve
 from orbitmq.spark.options import EARLIEST, LATEST, OptionError, SourceOptions
-from orbitmq.spark.range_reader import read_range
+from orbitmq.spark.range_reader import read_partition
 
 
 def topic_bounds(options: SourceOptions) -> dict[MessageQueue, tuple[int, int]]:
@@ -56,12 +56,4 @@ class OrbitMQBatchReader(DataSourceReader):
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, QueueRange)
-        options = self.options
-        yield from read_range(
-            options.namesrv_addr,
-            partition,
-            sub_expression=options.sub_expression,
-            pull_batch_size=options.pull_batch_size,
-            fail_on_data_loss=options.fail_on_data_loss,
-        )
+        return read_partition(self.options, partition)

@@ -29,6 +29,14 @@ def _check_schema(schema: StructType) -> None:
         )
 
 
+def _check_append(overwrite: bool) -> None:
+    if overwrite:
+        raise OptionError(
+            "the orbitmq sink only appends (a topic's messages cannot be replaced): use"
+            ' mode("append")'
+        )
+
+
 class OrbitMQDataSource(DataSource):
     """Owns the options of one ``format("orbitmq")`` read or write and builds the matching
     reader or writer. Instances are pickled to Spark's Python workers."""
@@ -49,11 +57,13 @@ class OrbitMQDataSource(DataSource):
         return OrbitMQStreamReader(SourceOptions.parse(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        _check_append(overwrite)
         options = SinkOptions.parse(self.options)
         check_sink_schema(schema, options)
         return OrbitMQBatchWriter(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        _check_append(overwrite)
         options = SinkOptions.parse(self.options)
         check_sink_schema(schema, options)
         return OrbitMQStreamWriter(options)

@@ -12,6 +12,7 @@ from orbitmq.filter import build_subscription_data
 from orbitmq.spark import client_pool
 from orbitmq.spark.arrow_records import records_to_batch
 from orbitmq.spark.offset_ranges import QueueRange, check_start
+from orbitmq.spark.options import SourceOptions
 
 
 def _tags_set(topic: str, sub_expression: str) -> frozenset[str] | None:
@@ -61,3 +62,15 @@ def read_range(
             if resumed <= start:
                 raise  # not a gap we may skip: the range reaches past what is written
             start = resumed
+
+
+def read_partition(options: SourceOptions, partition: object) -> Iterator[Any]:
+    """A batch or streaming task's read of its planned range, with the query's options."""
+    assert isinstance(partition, QueueRange)
+    return read_range(
+        options.namesrv_addr,
+        partition,
+        sub_expression=options.sub_expression,
+        pull_batch_size=options.pull_batch_size,
+        fail_on_data_loss=options.fail_on_data_loss,
+    )

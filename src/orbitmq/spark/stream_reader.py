@@ -28,7 +28,6 @@ from orbitmq.common import MessageQueue
 from orbitmq.spark import client_pool
 from orbitmq.spark.batch_reader import topic_bounds
 from orbitmq.spark.offset_ranges import (
-    QueueRange,
     check_start,
     parse_queue_key,
     plan_ranges,
@@ -36,7 +35,7 @@ from orbitmq.spark.offset_ranges import (
     resolve,
 )
 from orbitmq.spark.options import EARLIEST, SourceOptions
-from orbitmq.spark.range_reader import read_range
+from orbitmq.spark.range_reader import read_partition
 
 Offsets = dict[MessageQueue, int]
 
@@ -149,15 +148,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, QueueRange)
-        options = self.options
-        yield from read_range(
-            options.namesrv_addr,
-            partition,
-            sub_expression=options.sub_expression,
-            pull_batch_size=options.pull_batch_size,
-            fail_on_data_loss=options.fail_on_data_loss,
-        )
+        return read_partition(self.options, partition)
 
     def commit(self, end: dict[str, Any]) -> None:
         self._record_progress(from_json(end))
