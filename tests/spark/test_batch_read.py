@@ -4,13 +4,15 @@ what each row carries."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import orjson
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from orbitmq.sync import Producer
+from orbitmq.common import Message, MessageQueue
+from orbitmq.sync import AdminClient, Producer, QueueReader
 from orbitmq.testing import ThreadedCluster
 from tests.spark.conftest import produce, wait_for_max_offsets
 
@@ -138,3 +140,37 @@ def test_bad_options_fail_with_the_option_named(
         spark.read.format("orbitmq").option("namesrvAddr", cluster.namesrv_addr).load().collect()
     with pytest.raises(PySparkException, match="fixed schema"):
         spark.read.format("orbitmq").schema("body binary").option("topic", topic).load().collect()
+
+
+def test_a_topic_on_two_brokers_reads_each_broker_s_queues(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    with ThreadedCluster(tmp_path / "two", brokers=2) as two:
+        with AdminClient(namesrv_addr=two.namesrv_addr) as admin:
+            assert sorted(admin.create_topic("TwoBrokers", queue_nums=2)) == [
+                "broker-a",
+                "broker-b",
+            ]
+        with Producer("two-pg", namesrv_addr=two.namesrv_addr) as producer:
+            for broker, count in (("broker-a", 7), ("broker-b", 5)):
+                mq = MessageQueue("TwoBrokers", broker, 1)
+                producer.send(
+                    [Message("TwoBrokers", b"%s-%d" % (broker.encode(), i)) for i in range(count)],
+                    queue=mq,
+                )
+        with QueueReader(two.namesrv_addr) as reader:
+            deadline = time.monotonic() + 20
+            while sum(h for _l, h in reader.queue_offsets("TwoBrokers").values()) < 12:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        rows = read(spark, two, "TwoBrokers").collect()
+        assert sorted((r.brokerName, r.queueId, r.queueOffset) for r in rows) == [
+            ("broker-a", 1, i) for i in range(7)
+        ] + [("broker-b", 1, i) for i in range(5)]
+        # "1" names queue 1 on both brokers, "broker-b:1" only broker-b's.
+        both = read(spark, two, "TwoBrokers", startingOffsets='{"TwoBrokers": {"1": 3}}')
+        assert both.count() == 4 + 2
+        one = read(spark, two, "TwoBrokers", startingOffsets='{"TwoBrokers": {"broker-b:1": 4}}')
+        assert sorted((r.brokerName, r.queueOffset) for r in one.collect()) == [
+            ("broker-a", i) for i in range(7)
+        ] + [("broker-b", 4)]
