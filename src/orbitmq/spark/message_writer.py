@@ -19,13 +19,14 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
 
-from orbitmq.client import MQClientError
+from orbitmq.client import MQClientError, SendResult
 from orbitmq.common import Message, MessageQueue, OrbitError
 from orbitmq.common import message_const as mc
 from orbitmq.common.java_hash import java_string_hash
@@ -95,8 +96,13 @@ class WriteSummary(WriterCommitMessage):
 
 
 class MessageWriter:
-    """Owns one task's pending messages (per queue), its sequence and round-robin position;
-    sends through the worker's pooled producer. One thread."""
+    """Owns one task's pending messages (per queue), the send in flight per queue, its
+    sequence and round-robin position; sends through the worker's pooled producer. One
+    thread.
+
+    Sends to different queues overlap (the next batch is built while earlier ones travel);
+    a queue has at most one send in flight, so its messages are stored in the order the
+    task wrote them, retries included."""
 
     def __init__(self, options: SinkOptions, write_id: str, batch_id: int, partition: int):
         self._options = options
@@ -106,6 +112,7 @@ class MessageWriter:
         self._queues: dict[str, list[MessageQueue]] = {}
         self._pending: dict[MessageQueue, list[Message]] = {}
         self._pending_bytes: dict[MessageQueue, int] = {}
+        self._in_flight: dict[MessageQueue, tuple[Future[SendResult], list[Message]]] = {}
         #: Per topic, the round-robin position: tasks start at their partition number so
         #: that they do not all begin on queue 0.
         self._next_queue: dict[str, int] = {}
@@ -118,6 +125,8 @@ class MessageWriter:
             self._add_batch(batch)
         for mq in list(self._pending):
             self._flush(mq)
+        for mq in list(self._in_flight):
+            self._settle(mq)
         return self.summary
 
     def _add_batch(self, batch: Any) -> None:
@@ -182,10 +191,23 @@ class MessageWriter:
         self._pending_bytes.pop(mq, None)
         if not messages:
             return
+        self._settle(mq)  # the queue's previous batch first: order
+        future = self._producer.send_async(messages, queue=mq)
+        self._in_flight[mq] = (future, messages)
+
+    def _settle(self, mq: MessageQueue) -> None:
+        """Wait for the send in flight to ``mq``; a retriable failure is sent again (same
+        queue, with backoff) before anything later to that queue."""
+        entry = self._in_flight.pop(mq, None)
+        if entry is None:
+            return
+        future, messages = entry
         delay = _FIRST_BACKOFF_S
         for attempt in range(1, _SEND_ATTEMPTS + 1):
             try:
-                self._producer.send(messages, queue=mq)
+                if attempt > 1:
+                    future = self._producer.send_async(messages, queue=mq)
+                future.result()  # the send's own timeout bounds it
                 break
             except OrbitError as exc:
                 # Remoting and broker errors say whether another attempt may succeed.
