@@ -2,10 +2,11 @@
 batch column by column, with no message object per row.
 
 Fixed fields are gathered for all records at once with numpy (each record's field positions
-follow from its SYSFLAG: IPv6 hosts are 12 bytes longer); bodies and property strings are
-joined in one pass each; property strings are split into the ``properties`` map, and
-``tags``, ``keys`` and ``msgId`` looked up in it, by Arrow's compute kernels. The layout is
-RocketMQ's stored record (``orbitmq.common.message_decoder``).
+follow from its SYSFLAG: IPv6 hosts are 12 bytes longer); bodies and property strings become
+Arrow binary views over the pulled bytes, copied out in one gather each; property strings are
+split into the ``properties`` map, and ``tags``, ``keys`` and ``msgId`` looked up in it, by
+Arrow's compute kernels. Only finding where each record starts walks the records one by one.
+The layout is RocketMQ's stored record (``orbitmq.common.message_decoder``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from orbitmq.common.message_id import create_message_id
 from orbitmq.spark.schema import ARROW_SCHEMA
 
 _SIZE: Final = struct.Struct(">i")
-_INT64: Final = pa.int64()
 _INT32: Final = pa.int32()
 _TIMESTAMP: Final = ARROW_SCHEMA.field("storeTimestamp").type
 _KEYS_TYPE: Final = ARROW_SCHEMA.field("keys").type
