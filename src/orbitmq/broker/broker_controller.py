@@ -18,6 +18,7 @@ from orbitmq.broker.client_manage_processor import ClientManageProcessor
 from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
     registration_period_s,
@@ -30,6 +31,7 @@ from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
+from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.periodic import run_every
 from orbitmq.protocol import RequestCode
@@ -102,12 +104,17 @@ class BrokerController:
         self.consumer_manage_processor = ConsumerManageProcessor(
             self.consumer_manager, self.consumer_offset_manager, self.message_store
         )
+        self.transactional_message_service = TransactionalMessageService(self.message_store)
         self.send_message_processor = SendMessageProcessor(
             broker_config,
             store_config,
             self.message_store,
             self.topic_config_manager,
             self.subscription_group_manager,
+            self.transactional_message_service,
+        )
+        self.end_transaction_processor = EndTransactionProcessor(
+            self.message_store, self.transactional_message_service
         )
         self.pull_message_processor = PullMessageProcessor(
             broker_config,
@@ -178,6 +185,7 @@ class BrokerController:
             (RequestCode.SEND_MESSAGE_V2, send, send_executor),
             (RequestCode.SEND_BATCH_MESSAGE, send, send_executor),
             (RequestCode.CONSUMER_SEND_MSG_BACK, send_back, send_executor),
+            (RequestCode.END_TRANSACTION, self.end_transaction_processor, send_executor),
             (RequestCode.QUERY_MESSAGE, query, query_executor),
             (RequestCode.VIEW_MESSAGE_BY_ID, query, query_executor),
             (RequestCode.PULL_MESSAGE, pull, pull_executor),
@@ -248,6 +256,7 @@ class BrokerController:
         self.subscription_group_manager.load()
         self.consumer_offset_manager.load()
         report = await asyncio.to_thread(self.message_store.load)
+        await asyncio.to_thread(self.transactional_message_service.load)
         if report.abnormal:
             # Operators must learn of a crash from the broker itself, not from missing data.
             log.warning(

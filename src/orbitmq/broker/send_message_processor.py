@@ -13,6 +13,7 @@ from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
 from orbitmq.broker.perm_name import build_topic_sys_flag, is_writeable
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
+from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common import (
     MessageExtBatch,
     MessageExtBrokerInner,
@@ -134,9 +135,11 @@ class SendMessageProcessor:
         store: MessageStore,
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
+        transactions: TransactionalMessageService,
     ) -> None:
         self.broker_config = broker_config
         self.store = store
+        self.transactions = transactions
         self.topic_config_manager = topic_config_manager
         self.subscription_group_manager = subscription_group_manager
         self._answers = _put_status_answers(store_config.max_message_size)
@@ -167,13 +170,14 @@ class SendMessageProcessor:
         if topic_config.topic_filter_type is TopicFilterType.MULTI_TAG:
             msg.sys_flag |= sf.MULTI_TAGS_FLAG
         if not isinstance(msg, MessageExtBatch) and _is_prepared(msg):
-            # Transactions come later: refuse rather than store a half message as a normal one.
-            response.code = ResponseCode.NO_PERMISSION
-            response.remark = (
-                f"the broker[{self.broker_config.broker_ip1}] sending transaction message is "
-                "forbidden"
-            )
-            return response
+            if self.broker_config.reject_transaction_message:
+                response.code = ResponseCode.NO_PERMISSION
+                response.remark = (
+                    f"the broker[{self.broker_config.broker_ip1}] sending transaction message "
+                    "is forbidden"
+                )
+                return response
+            msg = self.transactions.to_half(msg)
         result = await self.store.async_put_message(msg)
         return self._answer(response, result, queue_id)
 

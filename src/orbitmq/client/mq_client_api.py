@@ -39,6 +39,7 @@ from orbitmq.protocol.header import (
     CreateTopicRequestHeader,
     DeleteTopicFromNamesrvRequestHeader,
     DeleteTopicRequestHeader,
+    EndTransactionRequestHeader,
     GetConsumerListByGroupRequestHeader,
     GetMaxOffsetRequestHeader,
     GetMaxOffsetResponseHeader,
@@ -315,6 +316,30 @@ class MQClientAPI:
             addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, header.to_ext_fields(), b"", timeout_s
         )
         return SearchOffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+
+    # -- transactions ----------------------------------------------------------------------
+
+    async def end_transaction(
+        self,
+        addr: str,
+        header: EndTransactionRequestHeader,
+        timeout_s: float,
+        *,
+        remark: str | None = None,
+        oneway: bool = False,
+    ) -> None:
+        """END_TRANSACTION (37): commit or roll back a half message. RocketMQ's producers
+        send it oneway; answered, a failure (wrong group, unknown half) raises."""
+        request = RemotingCommand.create_request(
+            RequestCode.END_TRANSACTION, header.to_ext_fields()
+        )
+        request.remark = remark
+        if oneway:
+            await self.remoting.invoke_oneway(addr, request)
+            return
+        response = await self.remoting.invoke(addr, request, timeout_s)
+        if response.code != ResponseCode.SUCCESS:
+            raise MQBrokerError.for_response(response, addr)
 
     # -- retry and queue locks -------------------------------------------------------------
 

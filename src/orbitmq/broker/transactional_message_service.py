@@ -1,0 +1,147 @@
+"""Half messages and their resolution (SPEC R35, the store and END_TRANSACTION part):
+
+- a send with TRAN_MSG=true is stored invisibly in RMQ_SYS_TRANS_HALF_TOPIC queue 0, its real
+  topic and queue kept in REAL_TOPIC / REAL_QID (RocketMQ's parseHalfMessageInner);
+- END_TRANSACTION commit stores the message again in its real topic and queue (TRAN_MSG
+  cleared, PREPAREDTRANSACTIONOFFSET pointing at the half), then records the half as done;
+  rollback only records it. The record is an op message in RMQ_SYS_TRANS_OP_HALF_TOPIC, tag
+  ``d``, body the half's queue offset (RocketMQ's layout).
+
+Better than RocketMQ's: resolving a half twice (a commit retried after a lost answer) is
+answered SUCCESS without storing it again; the set of done halves is rebuilt from the op
+topic at start, so this holds across restarts. Asking producers about halves nobody resolved
+(CHECK_TRANSACTION_STATE) is not built yet: such halves stay invisible.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from orbitmq.common import MessageExt, MessageExtBrokerInner, message_properties_to_string
+from orbitmq.common import message_const as mc
+from orbitmq.common import sys_flag as sf
+from orbitmq.common.message_decoder import decode_message
+from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
+from orbitmq.protocol import ResponseCode
+from orbitmq.protocol.header import EndTransactionRequestHeader
+from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus
+
+log = logging.getLogger(__name__)
+
+#: The op message tag that marks a half as resolved (TransactionalMessageUtil.REMOVETAG).
+REMOVE_TAG: Final = "d"
+_HALF_QUEUE_ID: Final = 0
+_LOAD_BATCH: Final = 256
+
+
+class TransactionalMessageService:
+    """Owns the set of resolved half messages (their queue offsets in the half topic) and
+    turns sends and END_TRANSACTION into store puts. For the broker's event loop: a half is
+    marked before any await, so two resolutions of it at once cannot both store it."""
+
+    def __init__(self, store: MessageStore) -> None:
+        self._store = store
+        self._resolved: set[int] = set()
+
+    def load(self) -> None:
+        """Rebuild the resolved set from the op topic (at broker start)."""
+        store = self._store
+        offset = store.get_min_offset_in_queue(RMQ_SYS_TRANS_OP_HALF_TOPIC, _HALF_QUEUE_ID)
+        end = store.get_max_offset_in_queue(RMQ_SYS_TRANS_OP_HALF_TOPIC, _HALF_QUEUE_ID)
+        while offset < end:
+            result = store.get_message(
+                "", RMQ_SYS_TRANS_OP_HALF_TOPIC, _HALF_QUEUE_ID, offset, _LOAD_BATCH
+            )
+            if result.status is not GetMessageStatus.FOUND or result.next_begin_offset <= offset:
+                break
+            for buffer in result.message_buffers:
+                op = decode_message(buffer)
+                if op.properties.get(mc.PROPERTY_TAGS) == REMOVE_TAG:
+                    self._resolved.add(int(op.body.decode()))
+            offset = result.next_begin_offset
+        if self._resolved:
+            log.info("%d resolved half messages known from the op topic", len(self._resolved))
+
+    @staticmethod
+    def to_half(msg: MessageExtBrokerInner) -> MessageExtBrokerInner:
+        """The half message a transactional send stores instead of ``msg``."""
+        properties = msg.properties
+        properties[mc.PROPERTY_REAL_TOPIC] = msg.topic
+        properties[mc.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
+        msg.sys_flag = (msg.sys_flag & ~sf.TRANSACTION_ROLLBACK_TYPE) | sf.TRANSACTION_NOT_TYPE
+        msg.topic = RMQ_SYS_TRANS_HALF_TOPIC
+        msg.queue_id = _HALF_QUEUE_ID
+        stored = {k: v for k, v in properties.items() if k != mc.PROPERTY_WAIT_STORE_MSG_OK}
+        msg.properties_string = message_properties_to_string(stored)
+        return msg
+
+    async def end(self, header: EndTransactionRequestHeader) -> tuple[int, str | None]:
+        """Commit or roll back the half ``header`` names: (response code, remark)."""
+        half = self._store.look_message_by_offset(header.commit_log_offset)
+        problem = _check_half(half, header)
+        if problem is not None:
+            return ResponseCode.SYSTEM_ERROR, problem
+        assert half is not None
+        if half.queue_offset in self._resolved:
+            return ResponseCode.SUCCESS, None  # resolved before: nothing to do again
+        self._resolved.add(half.queue_offset)
+        try:
+            if header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE:
+                result = await self._store.async_put_message(self._final_message(half, header))
+                if result.status is not PutMessageStatus.PUT_OK:
+                    self._resolved.discard(half.queue_offset)
+                    return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
+            await self._store.async_put_message(self._op_message(half))
+        except BaseException:
+            self._resolved.discard(half.queue_offset)
+            raise
+        return ResponseCode.SUCCESS, None
+
+    def _final_message(
+        self, half: MessageExt, header: EndTransactionRequestHeader
+    ) -> MessageExtBrokerInner:
+        """RocketMQ's endMessageTransaction: the half in its real topic and queue."""
+        properties = dict(half.properties)
+        topic = properties.pop(mc.PROPERTY_REAL_TOPIC)
+        queue_id = int(properties.pop(mc.PROPERTY_REAL_QUEUE_ID))
+        properties.pop(mc.PROPERTY_TRANSACTION_PREPARED, None)
+        return MessageExtBrokerInner(
+            topic,
+            body=half.body,
+            flag=half.flag,
+            properties=properties,
+            queue_id=queue_id,
+            sys_flag=(half.sys_flag & ~sf.TRANSACTION_ROLLBACK_TYPE) | sf.TRANSACTION_COMMIT_TYPE,
+            born_timestamp=half.born_timestamp,
+            born_host=half.born_host,
+            store_host=half.store_host,
+            reconsume_times=half.reconsume_times,
+            prepared_transaction_offset=header.commit_log_offset,
+            properties_string=message_properties_to_string(properties),
+        )
+
+    def _op_message(self, half: MessageExt) -> MessageExtBrokerInner:
+        properties = {mc.PROPERTY_TAGS: REMOVE_TAG}
+        return MessageExtBrokerInner(
+            RMQ_SYS_TRANS_OP_HALF_TOPIC,
+            body=str(half.queue_offset).encode(),
+            properties=properties,
+            queue_id=half.queue_id,
+            born_host=half.store_host,
+            store_host=half.store_host,
+            properties_string=message_properties_to_string(properties),
+        )
+
+
+def _check_half(half: MessageExt | None, header: EndTransactionRequestHeader) -> str | None:
+    """RocketMQ's checkPrepareMessage, and that the message is a half at all."""
+    if half is None or half.topic != RMQ_SYS_TRANS_HALF_TOPIC:
+        return "Find prepared transaction message failed"
+    if half.properties.get(mc.PROPERTY_PRODUCER_GROUP) != header.producer_group:
+        return "The producer group wrong"
+    if half.queue_offset != header.tran_state_table_offset:
+        return "The transaction state table offset wrong"
+    if half.commit_log_offset != header.commit_log_offset:
+        return "The commit log offset wrong"
+    return None

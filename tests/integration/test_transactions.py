@@ -1,0 +1,128 @@
+"""Half messages and END_TRANSACTION (R35's store part) on a real in-process broker: a half
+is invisible until committed, a commit makes it visible once however often it is sent
+(across a restart too), a rollback never, and a verdict for the wrong half is refused."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from orbitmq.client import MQBrokerError, Producer, queue_offsets, read_queue_range
+from orbitmq.common import Message, MessageQueue, decode_message_id
+from orbitmq.common import message_const as mc
+from orbitmq.common import sys_flag as sf
+from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC
+from orbitmq.protocol.header import EndTransactionRequestHeader
+from orbitmq.testing import InProcessCluster
+
+pytestmark = pytest.mark.timeout(90)
+
+GROUP = "tx-pg"
+
+
+async def send_half(producer: Producer, body: bytes, queue_id: int) -> EndTransactionRequestHeader:
+    """Send ``body`` as a half message to TxTopic's queue; the header that resolves it."""
+    msg = Message("TxTopic", body, properties={mc.PROPERTY_TRANSACTION_PREPARED: "true"})
+    msg.properties[mc.PROPERTY_PRODUCER_GROUP] = GROUP
+    msg.tags = "TagTx"
+    result = await producer.send(msg, queue=MessageQueue("TxTopic", "broker-a", queue_id))
+    _host, commit_log_offset = decode_message_id(result.offset_msg_id)
+    return EndTransactionRequestHeader(
+        producer_group=GROUP,
+        tran_state_table_offset=result.queue_offset,
+        commit_log_offset=commit_log_offset,
+        commit_or_rollback=sf.TRANSACTION_COMMIT_TYPE,
+        msg_id=result.msg_id,
+        transaction_id=result.msg_id,
+    )
+
+
+async def end(
+    cluster: InProcessCluster, producer: Producer, header: EndTransactionRequestHeader
+) -> None:
+    addr = cluster.brokers[0].address
+    await producer.instance.api.end_transaction(addr, header, 5.0)
+
+
+async def visible(cluster: InProcessCluster, queue_id: int) -> list[bytes]:
+    """Bodies stored in TxTopic's queue, once the consume queue has them all."""
+    low, high = (await queue_offsets(cluster.namesrv_addr, "TxTopic"))[
+        MessageQueue("TxTopic", "broker-a", queue_id)
+    ]
+    return [
+        m.body
+        async for batch in read_queue_range(
+            cluster.namesrv_addr, "TxTopic", "broker-a", queue_id, low, high
+        )
+        for m in batch
+    ]
+
+
+async def settle(cluster: InProcessCluster) -> None:
+    store = cluster.brokers[0].message_store
+    assert store.reput_message_service.wait_for_dispatch(store.commit_log.max_offset, 10)
+
+
+async def test_commit_makes_a_half_visible_once_and_rollback_never(tmp_path: Path) -> None:
+    async with (
+        InProcessCluster(tmp_path / "c") as cluster,
+        Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer,
+    ):
+        await producer.send(
+            Message("TxTopic", b"plain"), queue=MessageQueue("TxTopic", "broker-a", 1)
+        )
+        committed = await send_half(producer, b"to-commit", 1)
+        rolled_back = await send_half(producer, b"to-roll-back", 1)
+        await settle(cluster)
+        assert await visible(cluster, 1) == [b"plain"]  # halves are invisible
+        store = cluster.brokers[0].message_store
+        half = store.look_message_by_offset(committed.commit_log_offset)
+        assert half is not None and half.topic == RMQ_SYS_TRANS_HALF_TOPIC
+        assert half.properties[mc.PROPERTY_REAL_TOPIC] == "TxTopic"
+        assert half.properties[mc.PROPERTY_REAL_QUEUE_ID] == "1"
+
+        await end(cluster, producer, committed)
+        await end(cluster, producer, committed)  # a retried commit: no second copy
+        rolled_back = replace(rolled_back, commit_or_rollback=sf.TRANSACTION_ROLLBACK_TYPE)
+        await end(cluster, producer, rolled_back)
+        await settle(cluster)
+        assert await visible(cluster, 1) == [b"plain", b"to-commit"]
+        [final] = [
+            m
+            async for b in read_queue_range(cluster.namesrv_addr, "TxTopic", "broker-a", 1, 1, 2)
+            for m in b
+        ]
+        assert final.unique_key == committed.msg_id and final.tags == "TagTx"
+        assert final.prepared_transaction_offset == committed.commit_log_offset
+        assert mc.PROPERTY_TRANSACTION_PREPARED not in final.properties
+        assert mc.PROPERTY_REAL_TOPIC not in final.properties
+
+        wrong = EndTransactionRequestHeader(
+            producer_group="someone-else",
+            tran_state_table_offset=rolled_back.tran_state_table_offset,
+            commit_log_offset=rolled_back.commit_log_offset,
+            commit_or_rollback=sf.TRANSACTION_COMMIT_TYPE,
+            msg_id=rolled_back.msg_id,
+        )
+        with pytest.raises(MQBrokerError, match="producer group wrong"):
+            await end(cluster, producer, wrong)
+        nowhere = replace(committed, commit_log_offset=committed.commit_log_offset + 1)
+        with pytest.raises(MQBrokerError, match="Find prepared transaction message failed"):
+            await end(cluster, producer, nowhere)
+
+
+async def test_resolved_halves_are_remembered_across_a_restart(tmp_path: Path) -> None:
+    async with InProcessCluster(tmp_path / "c") as cluster:
+        async with Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer:
+            header = await send_half(producer, b"once", 2)
+            await end(cluster, producer, header)
+            await settle(cluster)
+        broker = cluster.brokers[0]
+        await cluster.stop_broker(broker)
+        await cluster.start_broker("broker-a")
+        async with Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer:
+            await end(cluster, producer, header)  # commit again after the restart
+            await settle(cluster)
+        assert await visible(cluster, 2) == [b"once"]
