@@ -84,6 +84,7 @@ from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE, TOOLS_CONSUMER_GROUP
 from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.filter import SUB_ALL
 from orbitmq.protocol import ClusterInfo, TopicRouteData
+from orbitmq.protocol.header import EndTransactionRequestHeader
 from orbitmq.remoting.event_loop import new_event_loop
 
 __all__ = [
@@ -313,6 +314,14 @@ class Producer(_Facade[AsyncProducer]):
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return self._call(self._client.fetch_publish_message_queues(topic))
+
+    def end_transactions(
+        self,
+        sequences: Sequence[Sequence[tuple[str, str, EndTransactionRequestHeader]]],
+        timeout_s: float,
+    ) -> None:
+        """``Producer.end_transactions``, waited for at most ``timeout_s``."""
+        self._call(self._client.end_transactions(sequences), timeout_s)
 
     def _send_wait_s(self, timeout_s: float | None) -> float:
         own = self._client.config.send_msg_timeout_s if timeout_s is None else timeout_s

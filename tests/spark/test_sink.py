@@ -149,3 +149,106 @@ def test_a_replayed_micro_batch_sends_the_same_message_ids(
     assert set(by_id) == set(first)  # no new ids: every resent message repeats its id
     repeated = sorted(first[i] for i, n in by_id.items() if n == 2)
     assert repeated == sorted(b"m-%d" % i for i in range(100, 120))
+
+
+def settled(cluster: ThreadedCluster) -> None:
+    """Until the broker has dispatched everything it stored (so a count is final)."""
+    store = cluster.cluster.brokers[0].message_store
+    assert store.reput_message_service.wait_for_dispatch(store.commit_log.max_offset, WAIT_S)
+
+
+def copy_exactly_once(
+    spark: SparkSession,
+    cluster: ThreadedCluster,
+    source: str,
+    target: str,
+    checkpoint: Path,
+    **extra: str,
+) -> BaseException | None:
+    """Stream ``source`` into ``target`` with exactlyOnce, 50 offsets a batch; the error that
+    stopped the query, if any."""
+    rows = (
+        spark.readStream.format("orbitmq")
+        .option("namesrvAddr", cluster.namesrv_addr)
+        .option("topic", source)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "50")
+        .load()
+        .select("body", "keys")
+    )
+    query = (
+        rows.writeStream.format("orbitmq")
+        .option("namesrvAddr", cluster.namesrv_addr)
+        .option("topic", target)
+        .option("exactlyOnce", "true")
+        .option("checkpointLocation", str(checkpoint))
+        .options(**extra)
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(WAIT_S * 6)
+    except PySparkException as exc:
+        return exc
+    return query.exception()
+
+
+@pytest.mark.parametrize(
+    ("failpoint", "visible_after_failure"), [("before-commit:1", 50), ("after-commit:1", 100)]
+)
+def test_exactly_once_through_a_failure_around_the_commit(
+    spark: SparkSession,
+    cluster: ThreadedCluster,
+    producer: Producer,
+    admin: AdminClient,
+    topic: str,
+    tmp_path: Path,
+    failpoint: str,
+    visible_after_failure: int,
+) -> None:
+    produce(
+        producer,
+        topic,
+        [b"m-%d" % i for i in range(120)],
+        queue_id=0,
+        keys=[[f"k{i % 5}"] for i in range(120)],
+    )
+    wait_for_max_offsets(cluster, topic, {0: 120})
+    target = topic + "Once"
+    admin.create_topic(target, queue_nums=4)
+    checkpoint = tmp_path / "checkpoint"
+
+    failed = copy_exactly_once(spark, cluster, topic, target, checkpoint, failpoint=failpoint)
+    assert failed is not None and "failpoint" in str(failed)
+    settled(cluster)
+    # Staged but uncommitted messages are invisible; committed ones are there.
+    assert read_all(spark, cluster, target).count() == visible_after_failure
+
+    assert copy_exactly_once(spark, cluster, topic, target, checkpoint) is None
+    wait_for_count(cluster, target, 120)
+    settled(cluster)
+    rows = read_all(spark, cluster, target).collect()
+    assert sorted(r.body for r in rows) == sorted(b"m-%d" % i for i in range(120))  # each once
+    for key in (f"k{i}" for i in range(5)):
+        mine = sorted((r.queueOffset, r.body) for r in rows if r.keys == [key])
+        assert {r.queueId for r in rows if r.keys == [key]} == {abs(java_string_hash(key)) % 4}
+        assert [b for _o, b in mine] == sorted((b for _o, b in mine), key=lambda b: int(b[2:]))
+
+
+def test_exactly_once_batch_write_is_visible_only_after_the_commit(
+    spark: SparkSession, cluster: ThreadedCluster, topic: str
+) -> None:
+    df = spark.createDataFrame([(f"row-{i}",) for i in range(40)], "body string").repartition(3)
+    write(df, cluster, topic=topic, exactlyOnce="true")
+    wait_for_count(cluster, topic, 40)
+    settled(cluster)
+    rows = read_all(spark, cluster, topic).collect()
+    assert sorted(r.body for r in rows) == sorted(f"row-{i}".encode() for i in range(40))
+    assert len({r.msgId for r in rows}) == 40
+    assert all("TRAN_MSG" not in r.properties for r in rows)
+
+    failing = spark.createDataFrame([(f"late-{i}",) for i in range(10)], "body string").coalesce(1)
+    with pytest.raises(PySparkException, match="failpoint"):
+        write(failing, cluster, topic=topic, exactlyOnce="true", failpoint="before-commit")
+    settled(cluster)
+    assert read_all(spark, cluster, topic).count() == 40  # staged, never committed: invisible

@@ -33,7 +33,7 @@ from orbitmq.common import (
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_problem
-from orbitmq.protocol.header import SendMessageRequestHeader
+from orbitmq.protocol.header import EndTransactionRequestHeader, SendMessageRequestHeader
 from orbitmq.remoting import RemotingError
 
 log = logging.getLogger(__name__)
@@ -228,6 +228,23 @@ class Producer:
             return result
         assert error is not None
         raise error
+
+    async def end_transactions(
+        self, sequences: Sequence[Sequence[tuple[str, str, EndTransactionRequestHeader]]]
+    ) -> None:
+        """Verdicts (END_TRANSACTION, answered) on half messages: each ``(broker name, topic,
+        header)``. A sequence is sent in order, one verdict at a time (a queue's committed
+        messages are stored in the order of their commits); the sequences run at once."""
+        self._check_started()
+
+        async def run(sequence: Sequence[tuple[str, str, EndTransactionRequestHeader]]) -> None:
+            for broker_name, topic, header in sequence:
+                addr = await self.instance.find_broker_addr_or_fetch(broker_name, topic)
+                await self.instance.api.end_transaction(
+                    addr, header, self.config.send_msg_timeout_s
+                )
+
+        await asyncio.gather(*(run(s) for s in sequences))
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         """The queues a send to ``topic`` may go to, in route order (RocketMQ's

@@ -27,7 +27,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
 
 from orbitmq.client import MQClientError, SendResult
-from orbitmq.common import Message, MessageQueue, OrbitError
+from orbitmq.common import Message, MessageQueue, OrbitError, decode_message_id
 from orbitmq.common import message_const as mc
 from orbitmq.common.java_hash import java_string_hash
 from orbitmq.spark import client_pool
@@ -83,12 +83,28 @@ def message_id(write_id: str, batch_id: int, partition: int, sequence: int) -> s
     return hashlib.blake2b(text, digest_size=16).hexdigest().upper()
 
 
+@dataclass(frozen=True)
+class StagedMessage:
+    """A half message a task stored (exactlyOnce): what the driver's verdict names."""
+
+    broker_name: str
+    topic: str
+    queue_id: int
+    #: The half's offset in the half topic (RocketMQ's tranStateTableOffset).
+    half_offset: int
+    commit_log_offset: int
+    msg_id: str
+
+
 @dataclass
 class WriteSummary(WriterCommitMessage):
-    """What one task wrote, for the driver's commit: messages per topic."""
+    """What one task wrote, for the driver's commit: messages per topic, and with
+    exactlyOnce the staged halves in the order the task wrote their rows."""
 
     partition: int
     messages_by_topic: dict[str, int] = field(default_factory=dict)
+    write_id: str = ""
+    staged: list[StagedMessage] = field(default_factory=list)
 
     @property
     def messages(self) -> int:
@@ -117,7 +133,10 @@ class MessageWriter:
         #: that they do not all begin on queue 0.
         self._next_queue: dict[str, int] = {}
         self._sequence = 0
-        self.summary = WriteSummary(partition)
+        self.summary = WriteSummary(partition, write_id=write_id)
+        #: exactlyOnce: the halves in flight, by sequence, with their message.
+        self._staging: dict[int, tuple[Future[SendResult], Message, MessageQueue]] = {}
+        self._staged: dict[int, StagedMessage] = {}
 
     def write(self, batches: Iterator[Any]) -> WriteSummary:
         """Send every row of the Arrow record batches; returns once all are stored."""
@@ -127,6 +146,9 @@ class MessageWriter:
             self._flush(mq)
         for mq in list(self._in_flight):
             self._settle(mq)
+        for sequence in list(self._staging):
+            self._settle_half(sequence)
+        self.summary.staged = [self._staged[s] for s in sorted(self._staged)]
         return self.summary
 
     def _add_batch(self, batch: Any) -> None:
@@ -165,14 +187,54 @@ class MessageWriter:
             mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
             message_id(self._write_id, self._batch_id, partition, self._sequence),
         )
+        sequence = self._sequence
         self._sequence += 1
         mq = self._queue_for(topic, key_list)
+        if self._options.exactly_once:
+            self._stage(sequence, mq, msg)
+            return
         pending = self._pending.setdefault(mq, [])
         pending.append(msg)
         size = self._pending_bytes.get(mq, 0) + len(body) + 64
         self._pending_bytes[mq] = size
         if len(pending) >= self._options.send_batch_size or size >= _REQUEST_BYTES:
             self._flush(mq)
+
+    def _stage(self, sequence: int, mq: MessageQueue, msg: Message) -> None:
+        """Send ``msg`` as a half message (one per request: the broker stages single
+        messages only), with up to ``send_batch_size`` halves in flight."""
+        msg.properties[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
+        msg.properties[mc.PROPERTY_PRODUCER_GROUP] = self._options.producer_group
+        while len(self._staging) >= self._options.send_batch_size:
+            self._settle_half(next(iter(self._staging)))
+        self._staging[sequence] = (self._producer.send_async(msg, queue=mq), msg, mq)
+
+    def _settle_half(self, sequence: int) -> None:
+        future, msg, mq = self._staging.pop(sequence)
+        delay = _FIRST_BACKOFF_S
+        for attempt in range(1, _SEND_ATTEMPTS + 1):
+            try:
+                if attempt > 1:
+                    future = self._producer.send_async(msg, queue=mq)
+                result = future.result()
+                break
+            except OrbitError as exc:
+                if not getattr(exc, "retriable", False) or attempt == _SEND_ATTEMPTS:
+                    raise
+                log.warning("staging message %d failed, again: %s", sequence, exc)
+                time.sleep(delay)
+                delay *= 2
+        _host, commit_log_offset = decode_message_id(result.offset_msg_id)
+        self._staged[sequence] = StagedMessage(
+            mq.broker_name,
+            mq.topic,
+            mq.queue_id,
+            result.queue_offset,
+            commit_log_offset,
+            result.msg_id,
+        )
+        counts = self.summary.messages_by_topic
+        counts[mq.topic] = counts.get(mq.topic, 0) + 1
 
     def _queue_for(self, topic: str, keys: list[str]) -> MessageQueue:
         queues = self._queues.get(topic)

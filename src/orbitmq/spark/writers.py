@@ -1,8 +1,10 @@
 """``df.write.format("orbitmq")`` and ``df.writeStream.format("orbitmq")``: Arrow writers
-whose tasks send through ``MessageWriter``; the driver's commit logs what was written.
+whose tasks send through ``MessageWriter``.
 
-Delivery is at least once: a task that fails after some sends is run again and sends its
-rows again, with the same message ids (see ``message_writer``).
+By default delivery is at least once: a task that fails after some sends is run again and
+sends its rows again, with the same message ids (see ``message_writer``). With
+``exactlyOnce=true`` the tasks stage half messages and the driver's commit makes them visible
+(``staged_commit``); an aborted write's halves are rolled back.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pyspark.sql.datasource import (
 )
 
 from orbitmq.client import MQClientError
+from orbitmq.spark import staged_commit
 from orbitmq.spark.message_writer import MessageWriter, WriteSummary
 from orbitmq.spark.options import SinkOptions
 
@@ -53,9 +56,13 @@ class OrbitMQBatchWriter(DataSourceArrowWriter):
         return writer.write(iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        if self.options.exactly_once:
+            staged_commit.commit(self.options, staged_commit.staged_of(messages), None, None)
         log.info("orbitmq sink: write %s stored %d messages", self.write_id, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        if self.options.exactly_once:
+            staged_commit.roll_back(self.options, staged_commit.staged_of(messages), None, None)
         log.warning(
             "orbitmq sink: write %s failed after storing %d messages (at least once: a new"
             " run sends them again)",
@@ -70,6 +77,7 @@ class OrbitMQStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
+        self.intents = staged_commit.intent_dir(options) if options.exactly_once else None
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         context = TaskContext.get()
@@ -81,9 +89,15 @@ class OrbitMQStreamWriter(DataSourceStreamArrowWriter):
         return writer.write(iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        if self.options.exactly_once:
+            staged = staged_commit.staged_of(messages)
+            staged_commit.commit(self.options, staged, batchId, self.intents)
         log.info("orbitmq sink: batch %d stored %d messages", batchId, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        if self.options.exactly_once:
+            staged = staged_commit.staged_of(messages)
+            staged_commit.roll_back(self.options, staged, batchId, self.intents)
         log.warning(
             "orbitmq sink: batch %d failed after storing %d messages (at least once: the"
             " replay sends them again with the same ids)",
