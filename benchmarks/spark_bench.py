@@ -11,12 +11,14 @@ directory, pulls allowed up to 512 messages / 1 MiB as peerbench's runs do):
 - batch read: ``spark.read.format("orbitmq")`` of the whole topic into ``noop``;
 - stream read: ``readStream`` with ``Trigger.AvailableNow`` into ``noop``;
 - write: ``-n`` rows of ``--size`` bytes from ``spark.range`` written with
-  ``df.write.format("orbitmq")`` to a second topic.
+  ``df.write.format("orbitmq")`` to a second topic;
+- write exactlyOnce: ``--exactly-once-rows`` rows the same way with ``exactlyOnce=true``
+  (staged as half messages, one per request, then committed by the driver).
 
 Spark runs ``local[*]`` (every core), Java from the machine.
 
     .venv/bin/python benchmarks/spark_bench.py [-n 1000000] [--size 1024] [--queues 8]
-        [--json PATH]
+        [--exactly-once-rows 100000] [--json PATH]
 """
 
 from __future__ import annotations
@@ -179,6 +181,7 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=1_000_000)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--queues", type=int, default=8)
+    ap.add_argument("--exactly-once-rows", type=int, default=100_000)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     os.environ.update(
@@ -257,6 +260,18 @@ def main() -> None:
                     .save()
                 )
             )
+            staged = spark.range(args.exactly_once_rows, numPartitions=args.queues)
+            phases["write exactlyOnce"] = timed(
+                lambda: (
+                    staged.selectExpr(body)
+                    .write.format("orbitmq")
+                    .option("namesrvAddr", broker.namesrv_addr)
+                    .option("topic", SINK_TOPIC)
+                    .option("exactlyOnce", "true")
+                    .mode("append")
+                    .save()
+                )
+            )
             spark.stop()
         finally:
             broker.stop()
@@ -265,7 +280,7 @@ def main() -> None:
         table.add_column(column, justify="right" if column != "phase" else "left")
     results["phases"] = {}
     for phase, seconds in phases.items():
-        rate = args.n / seconds
+        rate = (args.exactly_once_rows if "exactlyOnce" in phase else args.n) / seconds
         results["phases"][phase] = {"seconds": round(seconds, 2), "rows_per_s": round(rate)}
         table.add_row(phase, f"{seconds:.2f}", f"{rate:,.0f}")
     console.print(table)
