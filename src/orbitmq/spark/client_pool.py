@@ -1,7 +1,7 @@
-"""One blocking ``QueueReader`` per name server address, and one started ``Producer`` per
-(address, group), per process, reused by every task a Python worker runs (Spark keeps its
-Python workers between tasks): connections and routes survive from one task to the next
-instead of being made per task.
+"""One blocking ``QueueReader`` and one ``AdminClient`` per name server address, and one
+started ``Producer`` per (address, group), per process, reused by every task a Python worker
+runs (Spark keeps its Python workers between tasks): connections and routes survive from one
+task to the next instead of being made per task.
 
 A module-level table is the point here: Spark gives a task no place to keep state between
 tasks but the worker process itself. The clients' threads are daemons; they are shut down at
@@ -13,11 +13,14 @@ from __future__ import annotations
 import atexit
 import threading
 
-from orbitmq.sync import Producer, QueueReader
+from orbitmq.sync import AdminClient, Producer, QueueReader
 
 _lock = threading.Lock()
 _readers: dict[str, QueueReader] = {}
+_admins: dict[str, AdminClient] = {}
 _producers: dict[tuple[str, str], Producer] = {}
+#: Topics this process made sure exist, per address.
+_ensured: set[tuple[str, str]] = set()
 
 
 def reader_for(namesrv_addr: str) -> QueueReader:
@@ -27,6 +30,30 @@ def reader_for(namesrv_addr: str) -> QueueReader:
         if reader is None:
             reader = _readers[namesrv_addr] = QueueReader(namesrv_addr)
         return reader
+
+
+def admin_for(namesrv_addr: str) -> AdminClient:
+    """This process's started admin client for ``namesrv_addr``."""
+    with _lock:
+        admin = _admins.get(namesrv_addr)
+        if admin is None:
+            admin = AdminClient(namesrv_addr=namesrv_addr)
+            try:
+                admin.start()
+            except BaseException:
+                admin.shutdown()
+                raise
+            _admins[namesrv_addr] = admin
+        return admin
+
+
+def ensure_topic(namesrv_addr: str, topic: str) -> None:
+    """Create ``topic`` (one queue) on every broker unless this process did already: for
+    the sink's own topics, which must not depend on the brokers auto-creating topics."""
+    if (namesrv_addr, topic) in _ensured:
+        return
+    admin_for(namesrv_addr).create_topic(topic, queue_nums=1)
+    _ensured.add((namesrv_addr, topic))
 
 
 def producer_for(namesrv_addr: str, group: str) -> Producer:
@@ -56,8 +83,13 @@ def discard(namesrv_addr: str) -> None:
 @atexit.register
 def _close_all() -> None:
     with _lock:
-        clients: list[Producer | QueueReader] = [*_readers.values(), *_producers.values()]
+        clients: list[AdminClient | Producer | QueueReader] = [
+            *_readers.values(),
+            *_admins.values(),
+            *_producers.values(),
+        ]
         _readers.clear()
+        _admins.clear()
         _producers.clear()
     for client in clients:
         client.shutdown()

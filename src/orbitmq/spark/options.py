@@ -124,9 +124,6 @@ class SinkOptions:
     send_batch_size: int = DEFAULT_SEND_BATCH_SIZE
     #: Stage every message as a half message; the driver's commit makes them visible.
     exactly_once: bool = False
-    #: The streaming query's checkpoint (Spark passes it to the sink): where exactly-once
-    #: commits keep their intents.
-    checkpoint_location: str | None = None
     #: Testing only: ``before-commit`` or ``after-commit``, optionally ``:<batch id>``; the
     #: driver's commit fails there, as a crash would stop it.
     failpoint: str | None = None
@@ -140,7 +137,6 @@ class SinkOptions:
             producer_group=opts.get("producergroup", "").strip() or DEFAULT_PRODUCER_GROUP,
             send_batch_size=_positive(opts, "sendBatchSize") or DEFAULT_SEND_BATCH_SIZE,
             exactly_once=_boolean(opts, "exactlyOnce", default=False),
-            checkpoint_location=opts.get("checkpointlocation") or None,
             failpoint=opts.get("failpoint") or None,
         )
 

@@ -4,54 +4,44 @@ END_TRANSACTION each, or rolls them back when Spark aborts.
 
 A micro-batch can be committed twice: Spark replays a batch whose commit it did not record
 (a crash or a failure during or right after the commit), and the replay's tasks stage every
-message again. So before its first verdict, a batch's commit writes an intent beside the
-query's checkpoint (``<checkpoint>/orbitmq-sink/<batch id>.json``): the halves it is about to
-commit. A later commit of the same batch finds the intent, commits those halves (the broker
-answers a half resolved before with SUCCESS and stores nothing again) and rolls back the
-replay's own. Every message becomes visible once. Local (and mounted) checkpoint paths only,
-for now.
+message again. So before its first verdict, a batch's commit records an intent at the
+broker, the halves it is about to commit: messages in ``INTENT_TOPIC`` keyed by query and
+batch id, found again through the broker's key index. A later commit of the same batch finds
+the intent, commits those halves (the broker answers a half resolved before with SUCCESS and
+stores nothing again) and rolls back the replay's own. Every message becomes visible once,
+wherever Spark runs and keeps its checkpoint.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import time
+import uuid
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Final
-from urllib.parse import urlparse
+from typing import Any, Final
 
 import orjson
 
+from orbitmq.client import MQClientError, NoRouteError
+from orbitmq.common import Message
 from orbitmq.common import sys_flag as sf
 from orbitmq.protocol.header import EndTransactionRequestHeader
 from orbitmq.spark import client_pool
 from orbitmq.spark.message_writer import StagedMessage, WriteSummary
-from orbitmq.spark.options import OptionError, SinkOptions
+from orbitmq.spark.options import SinkOptions
 
 log = logging.getLogger(__name__)
 
 #: Verdicts for a whole micro-batch may take a while; this only bounds a wedged broker.
 _VERDICTS_TIMEOUT_S: Final = 600.0
-INTENT_DIR: Final = "orbitmq-sink"
-
-
-def intent_dir(options: SinkOptions) -> Path:
-    """Where a streaming exactlyOnce sink keeps its commit intents; refuses what it cannot
-    use (no checkpoint, or one not on a local path)."""
-    location = options.checkpoint_location
-    if location is None:
-        raise OptionError(
-            'exactlyOnce in a stream needs the "checkpointLocation" option (its commit'
-            " intents live beside the checkpoint)"
-        )
-    parsed = urlparse(location)
-    if parsed.scheme not in ("", "file"):
-        raise OptionError(
-            f"exactlyOnce keeps its commit intents on local (or mounted) paths only, and the"
-            f" checkpoint is {location}"
-        )
-    return Path(parsed.path if parsed.scheme else location) / INTENT_DIR
+#: Where commit intents are kept (one queue is enough: they are found by key).
+INTENT_TOPIC: Final = "ORBITMQ_SPARK_SINK_INTENTS"
+#: Rows per intent message: about 3 MiB of JSON, under the broker's 4 MiB message limit.
+_ROWS_PER_CHUNK: Final = 50_000
+#: The broker answers a key query with at most maxMsgsNumBatch (64) messages.
+_MAX_CHUNKS: Final = 64
+_CHUNK: Final = "ORBITMQ_INTENT_CHUNK"
+_ATTEMPT: Final = "ORBITMQ_INTENT_ATTEMPT"
 
 
 def staged_of(messages: Iterable[object]) -> list[StagedMessage]:
@@ -64,60 +54,120 @@ def _partition(summary: WriteSummary) -> int:
     return summary.partition
 
 
-def _failpoint(options: SinkOptions, where: str, batch_id: int | None) -> None:
+def _failpoint(options: SinkOptions, where: str, stage: str | None) -> None:
     point = options.failpoint
     if point is None:
         return
     name, _, batch = point.partition(":")
-    if name == where and (not batch or batch_id is None or int(batch) == batch_id):
+    batch_id = None if stage is None else stage.rpartition("/")[2]
+    if name == where and (not batch or batch_id is None or batch == batch_id):
         raise RuntimeError(f"failpoint {point}: the commit stops {where.replace('-', ' ')}")
 
 
-def commit(
-    options: SinkOptions,
-    staged: Sequence[StagedMessage],
-    batch_id: int | None,
-    intents: Path | None,
-) -> None:
-    """Make ``staged`` visible, once; with ``intents``, as the first commit of ``batch_id``
-    decided (see the module's docstring)."""
+def commit(options: SinkOptions, staged: Sequence[StagedMessage], stage: str | None) -> None:
+    """Make ``staged`` visible, once; with ``stage`` (a micro-batch's query and batch id),
+    as the first commit of that stage decided (see the module's docstring)."""
     planned = list(staged)
     extra: list[StagedMessage] = []
-    if intents is not None and batch_id is not None:
-        path = intents / f"{batch_id}.json"
-        if path.exists():
-            planned = [StagedMessage(*item) for item in orjson.loads(path.read_bytes())]
+    if stage is not None:
+        recorded = find_intent(options, stage)
+        if recorded is not None:
+            planned = recorded
             known = {(s.broker_name, s.commit_log_offset) for s in planned}
             extra = [s for s in staged if (s.broker_name, s.commit_log_offset) not in known]
             log.info(
-                "batch %d was committed before: %d messages as then, %d staged again dropped",
-                batch_id,
+                "%s was committed before: %d messages as then, %d staged again dropped",
+                stage,
                 len(planned),
                 len(extra),
             )
         else:
-            _write_atomically(path, orjson.dumps([_as_row(s) for s in planned]))
-    _failpoint(options, "before-commit", batch_id)
+            record_intent(options, stage, planned)
+    _failpoint(options, "before-commit", stage)
     _verdicts(options, planned, sf.TRANSACTION_COMMIT_TYPE)
     _verdicts(options, extra, sf.TRANSACTION_ROLLBACK_TYPE)
-    _failpoint(options, "after-commit", batch_id)
+    _failpoint(options, "after-commit", stage)
 
 
-def roll_back(
-    options: SinkOptions,
-    staged: Sequence[StagedMessage],
-    batch_id: int | None,
-    intents: Path | None,
-) -> None:
-    """Drop ``staged`` (Spark aborted the write), unless a commit of the batch already
+def roll_back(options: SinkOptions, staged: Sequence[StagedMessage], stage: str | None) -> None:
+    """Drop ``staged`` (Spark aborted the write), unless a commit of the stage already
     decided to make its messages visible."""
-    if intents is not None and batch_id is not None and (intents / f"{batch_id}.json").exists():
+    if stage is not None and find_intent(options, stage) is not None:
         return
     _verdicts(options, staged, sf.TRANSACTION_ROLLBACK_TYPE)
 
 
-def _as_row(s: StagedMessage) -> list[object]:
-    return [s.broker_name, s.topic, s.queue_id, s.half_offset, s.commit_log_offset, s.msg_id]
+def encode_intent(staged: Sequence[StagedMessage]) -> list[bytes]:
+    """The intent's message bodies: each chunk names its queues once, then its rows."""
+    chunks = []
+    for start in range(0, max(len(staged), 1), _ROWS_PER_CHUNK):
+        part = staged[start : start + _ROWS_PER_CHUNK]
+        queues: dict[tuple[str, str, int], int] = {}
+        rows = []
+        for s in part:
+            index = queues.setdefault((s.broker_name, s.topic, s.queue_id), len(queues))
+            rows.append([index, s.half_offset, s.commit_log_offset, s.msg_id])
+        chunks.append(orjson.dumps({"queues": list(queues), "rows": rows}))
+    return chunks
+
+
+def decode_intent(chunks: Sequence[bytes]) -> list[StagedMessage]:
+    staged = []
+    for chunk in chunks:
+        data: dict[str, Any] = orjson.loads(chunk)
+        queues = [tuple(q) for q in data["queues"]]
+        for index, half_offset, commit_log_offset, msg_id in data["rows"]:
+            broker_name, topic, queue_id = queues[index]
+            staged.append(
+                StagedMessage(broker_name, topic, queue_id, half_offset, commit_log_offset, msg_id)
+            )
+    return staged
+
+
+def record_intent(options: SinkOptions, stage: str, staged: Sequence[StagedMessage]) -> None:
+    """Store the intent, whole, before any verdict is sent."""
+    chunks = encode_intent(staged)
+    if len(chunks) > _MAX_CHUNKS:
+        raise MQClientError(
+            f"{stage}: {len(staged)} rows is more than an exactly-once micro-batch can commit"
+            f" ({_MAX_CHUNKS * _ROWS_PER_CHUNK}); lower maxOffsetsPerTrigger"
+        )
+    attempt = uuid.uuid4().hex
+    client_pool.ensure_topic(options.namesrv_addr, INTENT_TOPIC)
+    producer = client_pool.producer_for(options.namesrv_addr, options.producer_group)
+    for i, body in enumerate(chunks):
+        msg = Message(INTENT_TOPIC, body)
+        msg.keys = [stage]
+        msg.properties[_CHUNK] = f"{i}/{len(chunks)}"
+        msg.properties[_ATTEMPT] = attempt
+        producer.send(msg)
+
+
+def find_intent(options: SinkOptions, stage: str) -> list[StagedMessage] | None:
+    """The halves a commit of ``stage`` recorded, if one recorded them all."""
+    admin = client_pool.admin_for(options.namesrv_addr)
+    try:
+        found = admin.query_messages_by_key(INTENT_TOPIC, stage, _MAX_CHUNKS, 0, _now_ms())
+    except NoRouteError:
+        return None  # no intent was ever recorded on this cluster
+    attempts: dict[str, dict[int, bytes]] = {}
+    counts: dict[str, int] = {}
+    for m in found:
+        attempt = m.properties.get(_ATTEMPT)
+        index, _, total = m.properties.get(_CHUNK, "").partition("/")
+        if attempt is None or not index.isdigit() or not total.isdigit():
+            continue
+        attempts.setdefault(attempt, {})[int(index)] = m.body
+        counts[attempt] = int(total)
+    for attempt, chunks in attempts.items():
+        # A commit that died while recording left a partial intent: it sent no verdict.
+        if len(chunks) == counts[attempt]:
+            return decode_intent([chunks[i] for i in range(len(chunks))])
+    return None
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000) + 60_000
 
 
 def _verdicts(options: SinkOptions, staged: Sequence[StagedMessage], verdict: int) -> None:
@@ -139,19 +189,3 @@ def _verdicts(options: SinkOptions, staged: Sequence[StagedMessage], verdict: in
         by_queue.setdefault(key, []).append((s.broker_name, s.topic, header))
     producer = client_pool.producer_for(options.namesrv_addr, options.producer_group)
     producer.end_transactions(list(by_queue.values()), _VERDICTS_TIMEOUT_S)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """The intent is either whole or absent, and on disk before any verdict is sent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    with temporary.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    temporary.replace(path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)

@@ -39,6 +39,18 @@ def _partition() -> int:
     return context.partitionId() if context is not None else 0
 
 
+def _stage(messages: Sequence[WriterCommitMessage | None], batch_id: int) -> str | None:
+    """A micro-batch's name for its commit intent: the query's id (the tasks had it from
+    Spark; it survives restarts) and the batch id. None for a batch without tasks: it
+    staged nothing."""
+    query_ids = {m.write_id for m in messages if isinstance(m, WriteSummary)}
+    if not query_ids:
+        return None
+    if len(query_ids) > 1:
+        raise MQClientError(f"batch {batch_id}: the tasks name {len(query_ids)} queries")
+    return f"{query_ids.pop()}/{batch_id}"
+
+
 def _total(messages: Sequence[WriterCommitMessage | None]) -> int:
     return sum(m.messages for m in messages if isinstance(m, WriteSummary))
 
@@ -57,12 +69,12 @@ class OrbitMQBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.options.exactly_once:
-            staged_commit.commit(self.options, staged_commit.staged_of(messages), None, None)
+            staged_commit.commit(self.options, staged_commit.staged_of(messages), None)
         log.info("orbitmq sink: write %s stored %d messages", self.write_id, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.options.exactly_once:
-            staged_commit.roll_back(self.options, staged_commit.staged_of(messages), None, None)
+            staged_commit.roll_back(self.options, staged_commit.staged_of(messages), None)
         log.warning(
             "orbitmq sink: write %s failed after storing %d messages (at least once: a new"
             " run sends them again)",
@@ -77,7 +89,6 @@ class OrbitMQStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
-        self.intents = staged_commit.intent_dir(options) if options.exactly_once else None
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         context = TaskContext.get()
@@ -91,13 +102,13 @@ class OrbitMQStreamWriter(DataSourceStreamArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         if self.options.exactly_once:
             staged = staged_commit.staged_of(messages)
-            staged_commit.commit(self.options, staged, batchId, self.intents)
+            staged_commit.commit(self.options, staged, _stage(messages, batchId))
         log.info("orbitmq sink: batch %d stored %d messages", batchId, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         if self.options.exactly_once:
             staged = staged_commit.staged_of(messages)
-            staged_commit.roll_back(self.options, staged, batchId, self.intents)
+            staged_commit.roll_back(self.options, staged, _stage(messages, batchId))
         log.warning(
             "orbitmq sink: batch %d failed after storing %d messages (at least once: the"
             " replay sends them again with the same ids)",

@@ -1,27 +1,30 @@
-"""Where exactly-once commit intents live, and what the sink refuses."""
+"""Exactly-once commit intents: their encoding in chunks, found whole or not at all."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from orbitmq.spark.options import OptionError, SinkOptions
-from orbitmq.spark.staged_commit import INTENT_DIR, intent_dir
+from orbitmq.spark.message_writer import StagedMessage
+from orbitmq.spark.staged_commit import decode_intent, encode_intent
 
 
-def options(**extra: str) -> SinkOptions:
-    return SinkOptions.parse({"namesrvAddr": "h:1", "topic": "T", "exactlyOnce": "true", **extra})
+def staged(n: int) -> list[StagedMessage]:
+    return [
+        StagedMessage(
+            f"broker-{'ab'[i % 2]}", f"T{i % 3}", i % 4, 1000 + i, 50_000 + 300 * i, f"{i:032X}"
+        )
+        for i in range(n)
+    ]
 
 
-def test_intents_live_beside_a_local_checkpoint(tmp_path: Path) -> None:
-    assert options(checkpointLocation=str(tmp_path)).exactly_once
-    assert intent_dir(options(checkpointLocation=str(tmp_path))) == tmp_path / INTENT_DIR
-    assert intent_dir(options(checkpointLocation=f"file://{tmp_path}")) == tmp_path / INTENT_DIR
+def test_intents_round_trip_in_row_order() -> None:
+    rows = staged(1000)
+    chunks = encode_intent(rows)
+    assert len(chunks) == 1 and len(chunks[0]) < 80 * 1000  # queues named once per chunk
+    assert decode_intent(chunks) == rows
 
 
-def test_no_checkpoint_or_a_remote_one_is_refused() -> None:
-    with pytest.raises(OptionError, match="checkpointLocation"):
-        intent_dir(options())
-    with pytest.raises(OptionError, match="local"):
-        intent_dir(options(checkpointLocation="hdfs://nn/checkpoint"))
+def test_big_intents_are_cut_into_chunks_under_the_message_limit() -> None:
+    rows = staged(120_000)
+    chunks = encode_intent(rows)
+    assert len(chunks) == 3 and all(len(c) < 4 * 1024 * 1024 for c in chunks)
+    assert decode_intent(chunks) == rows
+    assert decode_intent(encode_intent([])) == []
