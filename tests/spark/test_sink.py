@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.functions import col
 
 from orbitmq.common.java_hash import java_string_hash
 from orbitmq.sync import AdminClient, Producer
@@ -98,6 +97,47 @@ def test_bad_frames_are_refused_with_the_column_named(
         write(empty_body, cluster, topic=topic)
 
 
+def settled(cluster: ThreadedCluster) -> None:
+    """Until the broker has dispatched everything it stored (so a count is final)."""
+    store = cluster.cluster.brokers[0].message_store
+    assert store.reput_message_service.wait_for_dispatch(store.commit_log.max_offset, WAIT_S)
+
+
+def copy_topic(
+    spark: SparkSession,
+    cluster: ThreadedCluster,
+    source: str,
+    target: str,
+    checkpoint: Path,
+    **sink_options: str,
+) -> BaseException | None:
+    """Stream ``source`` into ``target`` through the sink (with ``sink_options``), 50 offsets
+    a batch, until caught up; the error that stopped the query, if any."""
+    rows = (
+        spark.readStream.format("orbitmq")
+        .option("namesrvAddr", cluster.namesrv_addr)
+        .option("topic", source)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "50")
+        .load()
+        .select("body", "keys")
+    )
+    query = (
+        rows.writeStream.format("orbitmq")
+        .option("namesrvAddr", cluster.namesrv_addr)
+        .option("topic", target)
+        .option("checkpointLocation", str(checkpoint))
+        .options(**sink_options)
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(WAIT_S * 6)
+    except PySparkException as exc:
+        return exc
+    return query.exception()
+
+
 def test_a_replayed_micro_batch_sends_the_same_message_ids(
     spark: SparkSession,
     cluster: ThreadedCluster,
@@ -112,28 +152,7 @@ def test_a_replayed_micro_batch_sends_the_same_message_ids(
     admin.create_topic(target, queue_nums=4)
     checkpoint = tmp_path / "checkpoint"
 
-    def run() -> None:
-        source = (
-            spark.readStream.format("orbitmq")
-            .option("namesrvAddr", cluster.namesrv_addr)
-            .option("topic", topic)
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", "50")
-            .load()
-        )
-        query = (
-            source.select("body", col("keys"))
-            .writeStream.format("orbitmq")
-            .option("namesrvAddr", cluster.namesrv_addr)
-            .option("topic", target)
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination(WAIT_S * 6)
-        assert query.exception() is None, query.exception()
-
-    run()
+    assert copy_topic(spark, cluster, topic, target, checkpoint) is None
     wait_for_count(cluster, target, 120)
     first = {r.msgId: r.body for r in read_all(spark, cluster, target).collect()}
     assert sorted(first.values()) == sorted(b"m-%d" % i for i in range(120))
@@ -141,7 +160,7 @@ def test_a_replayed_micro_batch_sends_the_same_message_ids(
     # the batch is planned (offsets/2) but not committed (no commits/2). Spark runs it again.
     (checkpoint / "commits" / "2").unlink()
     (checkpoint / "commits" / ".2.crc").unlink(missing_ok=True)
-    run()
+    assert copy_topic(spark, cluster, topic, target, checkpoint) is None
     wait_for_count(cluster, target, 140)
     again = read_all(spark, cluster, target).collect()
     assert len(again) == 120 + 20  # batch 2 held offsets 100..119
@@ -149,48 +168,6 @@ def test_a_replayed_micro_batch_sends_the_same_message_ids(
     assert set(by_id) == set(first)  # no new ids: every resent message repeats its id
     repeated = sorted(first[i] for i, n in by_id.items() if n == 2)
     assert repeated == sorted(b"m-%d" % i for i in range(100, 120))
-
-
-def settled(cluster: ThreadedCluster) -> None:
-    """Until the broker has dispatched everything it stored (so a count is final)."""
-    store = cluster.cluster.brokers[0].message_store
-    assert store.reput_message_service.wait_for_dispatch(store.commit_log.max_offset, WAIT_S)
-
-
-def copy_exactly_once(
-    spark: SparkSession,
-    cluster: ThreadedCluster,
-    source: str,
-    target: str,
-    checkpoint: Path,
-    **extra: str,
-) -> BaseException | None:
-    """Stream ``source`` into ``target`` with exactlyOnce, 50 offsets a batch; the error that
-    stopped the query, if any."""
-    rows = (
-        spark.readStream.format("orbitmq")
-        .option("namesrvAddr", cluster.namesrv_addr)
-        .option("topic", source)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", "50")
-        .load()
-        .select("body", "keys")
-    )
-    query = (
-        rows.writeStream.format("orbitmq")
-        .option("namesrvAddr", cluster.namesrv_addr)
-        .option("topic", target)
-        .option("exactlyOnce", "true")
-        .option("checkpointLocation", str(checkpoint))
-        .options(**extra)
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination(WAIT_S * 6)
-    except PySparkException as exc:
-        return exc
-    return query.exception()
 
 
 @pytest.mark.parametrize(
@@ -218,13 +195,15 @@ def test_exactly_once_through_a_failure_around_the_commit(
     admin.create_topic(target, queue_nums=4)
     checkpoint = tmp_path / "checkpoint"
 
-    failed = copy_exactly_once(spark, cluster, topic, target, checkpoint, failpoint=failpoint)
+    failed = copy_topic(
+        spark, cluster, topic, target, checkpoint, exactlyOnce="true", failpoint=failpoint
+    )
     assert failed is not None and "failpoint" in str(failed)
     settled(cluster)
     # Staged but uncommitted messages are invisible; committed ones are there.
     assert read_all(spark, cluster, target).count() == visible_after_failure
 
-    assert copy_exactly_once(spark, cluster, topic, target, checkpoint) is None
+    assert copy_topic(spark, cluster, topic, target, checkpoint, exactlyOnce="true") is None
     wait_for_count(cluster, target, 120)
     settled(cluster)
     rows = read_all(spark, cluster, target).collect()
