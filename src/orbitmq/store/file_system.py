@@ -51,6 +51,9 @@ class OsFileSystem:
         os.fdatasync(fd)
 
     def disk_usage_ratio(self, path: str) -> float:
+        # A store that has not stored a message yet has no commit log directory; as
+        # RocketMQ's getDiskPartitionSpaceUsedPercent, make it rather than fail each round.
+        os.makedirs(path, exist_ok=True)
         usage = shutil.disk_usage(path)
         return usage.used / usage.total if usage.total else 0.0
 

@@ -232,3 +232,14 @@ def test_manual_delete_removes_expired_files_outside_the_delete_when_hour(scene:
     scene.store.clean_commit_log_service.execute_delete_files_manually()
     assert scene.store.clean_resource_service.run_once() == 2
     assert len(scene.commit_log_files) == 3
+
+
+def test_a_store_that_never_stored_a_message_runs_retention_cleanly(
+    store_factory: StoreFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A fresh store has no commitlog directory until its first put; the retention round
+    # (every cleanResourceInterval) must not fail on it (it logged a traceback every 10 s).
+    store = store_factory()
+    assert not Path(store.config.commit_log_dir).exists()
+    assert store.clean_resource_service.run_once() == 0
+    assert "retention failed" not in caplog.text
