@@ -91,6 +91,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
     "AdminClient",
     "LitePullConsumer",
+    "LoopThread",
     "Producer",
     "PushConsumer",
     "QueueReader",
@@ -130,7 +131,7 @@ SendCallback = Callable[[SendResult | None, BaseException | None], None]
 SyncListener = Callable[[Sequence[MessageExt], ConsumeContext], ConsumeResult | None]
 
 
-class _LoopThread:
+class LoopThread:
     """Owns one event loop (uvloop when installed) and the daemon thread that runs it.
     ``submit`` and ``call`` are safe from any thread; ``close`` is idempotent."""
 
@@ -232,7 +233,7 @@ class _Facade(Generic[C]):
     ) -> None:
         self._call_timeout_s = call_timeout_s
         self._shutdown_lock = threading.Lock()
-        self._runner = _LoopThread(thread_name, what)
+        self._runner = LoopThread(thread_name, what)
         try:
             self._client: C = self._runner.call(_construct(factory), call_timeout_s)
         except BaseException:

@@ -66,14 +66,13 @@ class TransactionalMessageService:
     @staticmethod
     def to_half(msg: MessageExtBrokerInner) -> MessageExtBrokerInner:
         """The half message a transactional send stores instead of ``msg``."""
-        properties = msg.properties
-        properties[mc.PROPERTY_REAL_TOPIC] = msg.topic
-        properties[mc.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
+        real = {mc.PROPERTY_REAL_TOPIC: msg.topic, mc.PROPERTY_REAL_QUEUE_ID: str(msg.queue_id)}
+        msg.properties.update(real)
+        # The stored string the send built, plus the two: nothing else changed.
+        msg.properties_string += message_properties_to_string(real)
         msg.sys_flag = (msg.sys_flag & ~sf.TRANSACTION_ROLLBACK_TYPE) | sf.TRANSACTION_NOT_TYPE
         msg.topic = RMQ_SYS_TRANS_HALF_TOPIC
         msg.queue_id = _HALF_QUEUE_ID
-        stored = {k: v for k, v in properties.items() if k != mc.PROPERTY_WAIT_STORE_MSG_OK}
-        msg.properties_string = message_properties_to_string(stored)
         return msg
 
     async def end(self, header: EndTransactionRequestHeader) -> tuple[int, str | None]:

@@ -153,9 +153,10 @@ def _views(
     views = np.zeros(n, _VIEW)
     views["length"] = lengths
     views["offset"] = starts
-    # The first four bytes of every value (zero-padded past the end of a short one).
-    padded = np.concatenate([raw, np.zeros(_INLINE_MAX, np.uint8)])
-    head = padded[starts[:, None] + np.arange(_INLINE_MAX)]
+    # The first twelve bytes of every value, zeroed past the end of a short one (positions
+    # past the answer's end are clamped, not padded: no copy of the whole answer).
+    positions = np.minimum(starts[:, None] + np.arange(_INLINE_MAX), len(raw) - 1)
+    head = raw[positions]
     head[np.arange(_INLINE_MAX) >= lengths[:, None]] = 0
     cells = views.view(np.uint8).reshape(n, _VIEW.itemsize)
     cells[:, 4:8] = head[:, :4]

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import atexit
 import threading
+from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 from orbitmq.sync import AdminClient, Producer, QueueReader
+
+C = TypeVar("C", AdminClient, Producer, QueueReader)
+K = TypeVar("K", bound=Hashable)
 
 _lock = threading.Lock()
 _readers: dict[str, QueueReader] = {}
@@ -23,28 +28,29 @@ _producers: dict[tuple[str, str], Producer] = {}
 _ensured: set[tuple[str, str]] = set()
 
 
-def reader_for(namesrv_addr: str) -> QueueReader:
-    """This process's reader for ``namesrv_addr``, made on first use."""
+def _pooled(table: dict[K, C], key: K, make: Callable[[], C]) -> C:
+    """``table[key]``, made and started on first use (and shut down if it cannot start)."""
     with _lock:
-        reader = _readers.get(namesrv_addr)
-        if reader is None:
-            reader = _readers[namesrv_addr] = QueueReader(namesrv_addr)
-        return reader
+        client = table.get(key)
+        if client is None:
+            client = make()
+            try:
+                client.start()
+            except BaseException:
+                client.shutdown()
+                raise
+            table[key] = client
+        return client
+
+
+def reader_for(namesrv_addr: str) -> QueueReader:
+    """This process's reader for ``namesrv_addr``."""
+    return _pooled(_readers, namesrv_addr, lambda: QueueReader(namesrv_addr))
 
 
 def admin_for(namesrv_addr: str) -> AdminClient:
     """This process's started admin client for ``namesrv_addr``."""
-    with _lock:
-        admin = _admins.get(namesrv_addr)
-        if admin is None:
-            admin = AdminClient(namesrv_addr=namesrv_addr)
-            try:
-                admin.start()
-            except BaseException:
-                admin.shutdown()
-                raise
-            _admins[namesrv_addr] = admin
-        return admin
+    return _pooled(_admins, namesrv_addr, lambda: AdminClient(namesrv_addr=namesrv_addr))
 
 
 def ensure_topic(namesrv_addr: str, topic: str) -> None:
@@ -58,17 +64,9 @@ def ensure_topic(namesrv_addr: str, topic: str) -> None:
 
 def producer_for(namesrv_addr: str, group: str) -> Producer:
     """This process's started producer of ``group`` for ``namesrv_addr``."""
-    with _lock:
-        producer = _producers.get((namesrv_addr, group))
-        if producer is None:
-            producer = Producer(group, namesrv_addr=namesrv_addr)
-            try:
-                producer.start()
-            except BaseException:
-                producer.shutdown()
-                raise
-            _producers[(namesrv_addr, group)] = producer
-        return producer
+    return _pooled(
+        _producers, (namesrv_addr, group), lambda: Producer(group, namesrv_addr=namesrv_addr)
+    )
 
 
 def discard(namesrv_addr: str) -> None:

@@ -211,19 +211,7 @@ class MessageWriter:
 
     def _settle_half(self, sequence: int) -> None:
         future, msg, mq = self._staging.pop(sequence)
-        delay = _FIRST_BACKOFF_S
-        for attempt in range(1, _SEND_ATTEMPTS + 1):
-            try:
-                if attempt > 1:
-                    future = self._producer.send_async(msg, queue=mq)
-                result = future.result()
-                break
-            except OrbitError as exc:
-                if not getattr(exc, "retriable", False) or attempt == _SEND_ATTEMPTS:
-                    raise
-                log.warning("staging message %d failed, again: %s", sequence, exc)
-                time.sleep(delay)
-                delay *= 2
+        result = self._outcome(future, msg, mq)
         _host, commit_log_offset = decode_message_id(result.offset_msg_id)
         self._staged[sequence] = StagedMessage(
             mq.broker_name,
@@ -264,19 +252,25 @@ class MessageWriter:
         if entry is None:
             return
         future, messages = entry
-        delay = _FIRST_BACKOFF_S
-        for attempt in range(1, _SEND_ATTEMPTS + 1):
-            try:
-                if attempt > 1:
-                    future = self._producer.send_async(messages, queue=mq)
-                future.result()  # the send's own timeout bounds it
-                break
-            except OrbitError as exc:
-                # Remoting and broker errors say whether another attempt may succeed.
-                if not getattr(exc, "retriable", False) or attempt == _SEND_ATTEMPTS:
-                    raise
-                log.warning("send of %d messages to %s failed, again: %s", len(messages), mq, exc)
-                time.sleep(delay)
-                delay *= 2
+        self._outcome(future, messages, mq)
         counts = self.summary.messages_by_topic
         counts[mq.topic] = counts.get(mq.topic, 0) + len(messages)
+
+    def _outcome(
+        self, future: Future[SendResult], sent: Message | list[Message], mq: MessageQueue
+    ) -> SendResult:
+        """The result of a send in flight; a retriable failure is sent again to the same
+        queue, with backoff, before the caller goes on."""
+        delay = _FIRST_BACKOFF_S
+        for attempt in range(1, _SEND_ATTEMPTS):
+            try:
+                return future.result()  # the send's own timeout bounds it
+            except OrbitError as exc:
+                # Remoting and broker errors say whether another attempt may succeed.
+                if not getattr(exc, "retriable", False):
+                    raise
+                log.warning("send %d to %s failed, again: %s", attempt, mq, exc)
+            time.sleep(delay)
+            delay *= 2
+            future = self._producer.send_async(sent, queue=mq)
+        return future.result()

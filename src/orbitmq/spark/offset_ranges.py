@@ -63,6 +63,23 @@ def parse_queue_key(topic: str, key: str) -> MessageQueue:
     return MessageQueue(topic, broker_name, int(queue_id))
 
 
+def to_json(offsets: Mapping[MessageQueue, int]) -> dict[str, dict[str, int]]:
+    """Offsets per queue as offset JSON and the stream's checkpointed form: topics, then
+    queues by ``broker:queueId``, in sorted order."""
+    result: dict[str, dict[str, int]] = {}
+    for mq in sorted(offsets):
+        result.setdefault(mq.topic, {})[queue_key(mq)] = offsets[mq]
+    return result
+
+
+def from_json(offsets: Mapping[str, Mapping[str, int]]) -> dict[MessageQueue, int]:
+    return {
+        parse_queue_key(topic, key): int(offset)
+        for topic, queues in offsets.items()
+        for key, offset in queues.items()
+    }
+
+
 def resolve(
     spec: OffsetSpec, bounds: Bounds, search: OffsetSearch, *, missing: int
 ) -> dict[MessageQueue, int]:

@@ -12,7 +12,7 @@ before is done by then) are recorded too; that covers a run's last batch.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -27,33 +27,11 @@ from pyspark.sql.streaming.datasource import (
 from orbitmq.common import MessageQueue
 from orbitmq.spark import client_pool
 from orbitmq.spark.batch_reader import topic_bounds
-from orbitmq.spark.offset_ranges import (
-    check_start,
-    parse_queue_key,
-    plan_ranges,
-    queue_key,
-    resolve,
-)
+from orbitmq.spark.offset_ranges import check_start, from_json, plan_ranges, resolve, to_json
 from orbitmq.spark.options import EARLIEST, SourceOptions
 from orbitmq.spark.range_reader import read_partition
 
 Offsets = dict[MessageQueue, int]
-
-
-def to_json(offsets: Mapping[MessageQueue, int]) -> dict[str, dict[str, int]]:
-    """The checkpointed form: topics, then queues by ``broker:queueId``, in sorted order."""
-    result: dict[str, dict[str, int]] = {}
-    for mq in sorted(offsets):
-        result.setdefault(mq.topic, {})[queue_key(mq)] = offsets[mq]
-    return result
-
-
-def from_json(offsets: Mapping[str, Mapping[str, int]]) -> Offsets:
-    return {
-        parse_queue_key(topic, key): int(offset)
-        for topic, queues in offsets.items()
-        for key, offset in queues.items()
-    }
 
 
 def rate_limit(start: Offsets, latest: Offsets, max_offsets: int) -> Offsets:

@@ -8,14 +8,12 @@ cluster while the calling thread waits::
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from orbitmq.remoting.event_loop import new_event_loop
+from orbitmq.sync import LoopThread
 from orbitmq.testing.cluster import InProcessCluster
 
 T = TypeVar("T")
@@ -25,15 +23,11 @@ _LIFECYCLE_TIMEOUT_S = 60.0
 
 
 class ThreadedCluster:
-    """Owns an InProcessCluster (same arguments) and the daemon thread whose loop runs it.
+    """Owns an InProcessCluster (same arguments) and the loop thread that runs it.
     ``start``/``stop``/``call`` are for one controlling thread."""
 
     def __init__(self, root: Path | str, **kwargs: Any) -> None:
-        self._loop = new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="orbitmq-test-cluster", daemon=True
-        )
-        self._thread.start()
+        self._runner = LoopThread("orbitmq-test-cluster", "the test cluster")
         self.cluster: InProcessCluster = self.call(_build(root, kwargs))
 
     @property
@@ -42,21 +36,19 @@ class ThreadedCluster:
 
     def call(self, coro: Coroutine[Any, Any, T], timeout_s: float = _LIFECYCLE_TIMEOUT_S) -> T:
         """Run ``coro`` on the cluster's loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
+        return self._runner.call(coro, timeout_s)
 
     def start(self) -> None:
         self.call(self.cluster.start())
 
     def stop(self) -> None:
         """Stop the cluster, then the loop, and join the thread."""
-        if not self._thread.is_alive():
+        if self._runner.closed:
             return
         try:
             self.call(self.cluster.stop())
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(_LIFECYCLE_TIMEOUT_S)
-            self._loop.close()
+            self._runner.close()
 
     def __enter__(self) -> Self:
         try:

@@ -10,11 +10,13 @@ from orbitmq.spark.offset_ranges import (
     DataLossError,
     QueueRange,
     check_start,
+    from_json,
     plan_ranges,
     resolve,
+    to_json,
 )
 from orbitmq.spark.options import EARLIEST, LATEST, OffsetSpec
-from orbitmq.spark.stream_reader import from_json, rate_limit, to_json
+from orbitmq.spark.stream_reader import rate_limit
 
 Q0 = MessageQueue("T", "broker-a", 0)
 Q1 = MessageQueue("T", "broker-a", 1)

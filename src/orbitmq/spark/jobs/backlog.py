@@ -32,7 +32,7 @@ from pyspark.sql import SparkSession
 
 from orbitmq.client import MQClientError
 from orbitmq.common import MessageQueue
-from orbitmq.spark.offset_ranges import queue_key
+from orbitmq.spark.offset_ranges import to_json
 from orbitmq.sync import AdminClient, QueueReader
 
 #: Every column the sink takes from what the source read.
@@ -83,8 +83,9 @@ def rebalance_backlog(
     queues = [q for q in progress.queues if q.queue.topic == topic]
     ranges = {q.queue: (max(0, q.consumer_offset), q.broker_offset) for q in queues if q.lag > 0}
     every = [s.queue for s in statuses]
-    starting = {topic: {queue_key(mq): ranges.get(mq, (-1, -1))[0] for mq in every}}
-    ending = {topic: {queue_key(mq): ranges.get(mq, (-1, -1))[1] for mq in every}}
+    # Queues without a backlog: from latest to latest, nothing.
+    starting = to_json({mq: ranges.get(mq, (-1, -1))[0] for mq in every})
+    ending = to_json({mq: ranges.get(mq, (-1, -1))[1] for mq in every})
     with QueueReader(namesrv_addr) as reader:
         before = {mq: high for mq, (_low, high) in reader.queue_offsets(temp).items()}
     if ranges:

@@ -17,7 +17,7 @@ from pyarrow import parquet as pq
 from pyspark.sql import SparkSession
 
 from orbitmq.common import MessageQueue
-from orbitmq.spark.offset_ranges import queue_key
+from orbitmq.spark.offset_ranges import to_json
 from orbitmq.sync import AdminClient
 
 
@@ -40,12 +40,8 @@ class QueueLag:
 
 def _range_json(lagging: dict[MessageQueue, int], queues: Sequence[MessageQueue], end: bool) -> str:
     """One message per lagging queue ([committed, committed + 1)), nothing from the rest."""
-    by_topic: dict[str, dict[str, int]] = {}
-    for mq in queues:
-        offset = lagging.get(mq)
-        value = -1 if offset is None else offset + (1 if end else 0)
-        by_topic.setdefault(mq.topic, {})[queue_key(mq)] = value
-    return orjson.dumps(by_topic).decode()
+    bounds = {mq: lagging[mq] + (1 if end else 0) if mq in lagging else -1 for mq in queues}
+    return orjson.dumps(to_json(bounds)).decode()
 
 
 def lag_report(
