@@ -324,6 +324,13 @@ class Producer(_Facade[AsyncProducer]):
         """``Producer.end_transactions``, waited for at most ``timeout_s``."""
         self._call(self._client.end_transactions(sequences), timeout_s)
 
+    def send_half_async(
+        self, msg: Message | Sequence[Message], queue: MessageQueue
+    ) -> concurrent.futures.Future[SendResult]:
+        """Start ``Producer.send_half`` (a batch is staged whole) and return at once; its
+        outcome arrives through the returned future."""
+        return self._submit(self._client.send_half(msg, queue))
+
     def _send_wait_s(self, timeout_s: float | None) -> float:
         own = self._client.config.send_msg_timeout_s if timeout_s is None else timeout_s
         return own + _GRACE_S
@@ -368,14 +375,21 @@ class Producer(_Facade[AsyncProducer]):
             queue=queue,
             retry_times=self._client.config.retry_times_when_send_async_failed,
         )
-        try:
-            future = self._runner.submit(coro)
-        except MQClientError as exc:
-            future = concurrent.futures.Future()
-            future.set_exception(exc)
+        future = self._submit(coro)
         if callback is not None:
             future.add_done_callback(lambda done: _call_back(callback, done))
         return future
+
+    def _submit(
+        self, coro: Coroutine[Any, Any, SendResult]
+    ) -> concurrent.futures.Future[SendResult]:
+        """The send's future; a refusal (after shutdown) arrives through it too."""
+        try:
+            return self._runner.submit(coro)
+        except MQClientError as exc:
+            future: concurrent.futures.Future[SendResult] = concurrent.futures.Future()
+            future.set_exception(exc)
+            return future
 
 
 def _call_back(callback: SendCallback, future: concurrent.futures.Future[SendResult]) -> None:

@@ -10,11 +10,18 @@ from pathlib import Path
 import pytest
 
 from orbitmq.client import MQBrokerError, Producer, queue_offsets, read_queue_range
-from orbitmq.common import Message, MessageQueue, decode_message_id
+from orbitmq.common import (
+    Message,
+    MessageQueue,
+    decode_message_id,
+    encode_batch_messages,
+    message_properties_to_string,
+)
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC
-from orbitmq.protocol.header import EndTransactionRequestHeader
+from orbitmq.protocol import ResponseCode
+from orbitmq.protocol.header import EndTransactionRequestHeader, SendMessageRequestHeader
 from orbitmq.testing import InProcessCluster
 
 pytestmark = pytest.mark.timeout(90)
@@ -22,12 +29,18 @@ pytestmark = pytest.mark.timeout(90)
 GROUP = "tx-pg"
 
 
-async def send_half(producer: Producer, body: bytes, queue_id: int) -> EndTransactionRequestHeader:
-    """Send ``body`` as a half message to TxTopic's queue; the header that resolves it."""
-    msg = Message("TxTopic", body, properties={mc.PROPERTY_TRANSACTION_PREPARED: "true"})
-    msg.properties[mc.PROPERTY_PRODUCER_GROUP] = GROUP
-    msg.tags = "TagTx"
-    result = await producer.send(msg, queue=MessageQueue("TxTopic", "broker-a", queue_id))
+async def send_half(
+    producer: Producer, body: bytes | list[bytes], queue_id: int
+) -> EndTransactionRequestHeader:
+    """Stage ``body`` (a list: as one batch) as a half message for TxTopic's queue; the
+    header that resolves it."""
+    staged: Message | list[Message]
+    if isinstance(body, bytes):
+        staged = Message("TxTopic", body)
+        staged.tags = "TagTx"
+    else:
+        staged = [Message("TxTopic", b, properties={mc.PROPERTY_TAGS: "TagTx"}) for b in body]
+    result = await producer.send_half(staged, MessageQueue("TxTopic", "broker-a", queue_id))
     _host, commit_log_offset = decode_message_id(result.offset_msg_id)
     return EndTransactionRequestHeader(
         producer_group=GROUP,
@@ -126,3 +139,83 @@ async def test_resolved_halves_are_remembered_across_a_restart(tmp_path: Path) -
             await end(cluster, producer, header)  # commit again after the restart
             await settle(cluster)
         assert await visible(cluster, 2) == [b"once"]
+
+
+async def test_a_staged_batch_is_one_half_and_one_verdict_stores_it_whole(
+    tmp_path: Path,
+) -> None:
+    async with (
+        InProcessCluster(tmp_path / "c") as cluster,
+        Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer,
+    ):
+        bodies = [f"row-{i}".encode() for i in range(50)]
+        committed = await send_half(producer, bodies, 3)
+        rolled_back = await send_half(producer, [b"dropped-1", b"dropped-2"], 3)
+        await settle(cluster)
+        assert await visible(cluster, 3) == []
+        store = cluster.brokers[0].message_store
+        half = store.look_message_by_offset(committed.commit_log_offset)
+        assert half is not None and half.topic == RMQ_SYS_TRANS_HALF_TOPIC
+        assert half.properties[mc.PROPERTY_HALF_BATCH] == "50"
+        assert rolled_back.tran_state_table_offset == committed.tran_state_table_offset + 1
+
+        await end(cluster, producer, committed)
+        await end(cluster, producer, committed)  # a retried commit: no second copy
+        rolled_back = replace(rolled_back, commit_or_rollback=sf.TRANSACTION_ROLLBACK_TYPE)
+        await end(cluster, producer, rolled_back)
+        await settle(cluster)
+        assert await visible(cluster, 3) == bodies
+        stored = [
+            m
+            async for b in read_queue_range(cluster.namesrv_addr, "TxTopic", "broker-a", 3, 0, 50)
+            for m in b
+        ]
+        assert [m.queue_offset for m in stored] == list(range(50))
+        assert len({m.unique_key for m in stored}) == 50 and all(m.tags == "TagTx" for m in stored)
+        for m in stored:
+            assert m.prepared_transaction_offset == committed.commit_log_offset
+            assert sf.transaction_value(m.sys_flag) == sf.TRANSACTION_COMMIT_TYPE
+            for staged_only in (
+                mc.PROPERTY_TRANSACTION_PREPARED,
+                mc.PROPERTY_HALF_BATCH,
+                mc.PROPERTY_REAL_TOPIC,
+                mc.PROPERTY_REAL_QUEUE_ID,
+            ):
+                assert staged_only not in m.properties
+
+
+async def test_a_malformed_staged_batch_is_refused_when_sent_not_when_committed(
+    tmp_path: Path,
+) -> None:
+    async with (
+        InProcessCluster(tmp_path / "c") as cluster,
+        Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer,
+    ):
+        body = encode_batch_messages([Message("TxTopic", b"a"), Message("TxTopic", b"b")])
+        properties = {mc.PROPERTY_TRANSACTION_PREPARED: "true", mc.PROPERTY_PRODUCER_GROUP: GROUP}
+        header = SendMessageRequestHeader(
+            producer_group=GROUP,
+            topic="TxTopic",
+            default_topic="TBW102",
+            default_topic_queue_nums=4,
+            queue_id=0,
+            sys_flag=sf.TRANSACTION_PREPARED_TYPE,
+            born_timestamp=0,
+            flag=0,
+            properties=message_properties_to_string(properties),
+            batch=True,
+        )
+        await producer.send(
+            Message("TxTopic", b"plain"), queue=MessageQueue("TxTopic", "broker-a", 0)
+        )
+        addr = cluster.brokers[0].address
+        api = producer.instance.api
+        with pytest.raises(MQBrokerError, match="staged batch is malformed") as refused:
+            await api.send_message(addr, "broker-a", header, body[:-3], "", 5.0)
+        assert refused.value.code == ResponseCode.MESSAGE_ILLEGAL
+        forged = message_properties_to_string({**properties, mc.PROPERTY_HALF_BATCH: "2"})
+        one = replace(header, batch=False, properties=forged)
+        with pytest.raises(MQBrokerError, match="the broker's to set"):
+            await api.send_message(addr, "broker-a", one, b"one", "", 5.0)
+        store = cluster.brokers[0].message_store
+        assert store.get_max_offset_in_queue(RMQ_SYS_TRANS_HALF_TOPIC, 0) == 0

@@ -22,6 +22,7 @@ from orbitmq.common import (
 )
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.topic import (
     DLQ_GROUP_TOPIC_PREFIX,
     RETRY_GROUP_TOPIC_PREFIX,
@@ -169,17 +170,41 @@ class SendMessageProcessor:
             topic_config = target
         if topic_config.topic_filter_type is TopicFilterType.MULTI_TAG:
             msg.sys_flag |= sf.MULTI_TAGS_FLAG
-        if not isinstance(msg, MessageExtBatch) and _is_prepared(msg):
-            if self.broker_config.reject_transaction_message:
-                response.code = ResponseCode.NO_PERMISSION
-                response.remark = (
-                    f"the broker[{self.broker_config.broker_ip1}] sending transaction message "
-                    "is forbidden"
-                )
+        if _is_prepared(msg):
+            half = self._stage(msg, response)
+            if half is None:
                 return response
-            msg = self.transactions.to_half(msg)
+            msg = half
         result = await self.store.async_put_message(msg)
         return self._answer(response, result, queue_id)
+
+    def _stage(
+        self, msg: MessageExtBrokerInner, response: RemotingCommand
+    ) -> MessageExtBrokerInner | None:
+        """The half message a transactional send (one message, or a batch staged whole)
+        stores; None, with ``response`` filled, when it may not be stored."""
+        if self.broker_config.reject_transaction_message:
+            _fail(
+                response,
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{self.broker_config.broker_ip1}] sending transaction message "
+                "is forbidden",
+            )
+            return None
+        if not isinstance(msg, MessageExtBatch):
+            if mc.PROPERTY_HALF_BATCH in msg.properties:
+                _fail(
+                    response,
+                    ResponseCode.MESSAGE_ILLEGAL,
+                    f"the property {mc.PROPERTY_HALF_BATCH} is the broker's to set",
+                )
+                return None
+            return self.transactions.to_half(msg)
+        try:
+            return self.transactions.batch_to_half(msg)
+        except MessageFormatError as exc:
+            _fail(response, ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is malformed: {exc}")
+            return None
 
     async def _msg_check(
         self, ctx: ChannelContext, header: SendMessageRequestHeader, response: RemotingCommand

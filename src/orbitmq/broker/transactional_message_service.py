@@ -7,6 +7,11 @@
   rollback only records it. The record is an op message in RMQ_SYS_TRANS_OP_HALF_TOPIC, tag
   ``d``, body the half's queue offset (RocketMQ's layout).
 
+Also beyond RocketMQ: a batch send with TRAN_MSG=true among the batch's own properties is
+staged as one half whose body is the batch (``ORBITMQ_HALF_BATCH`` says how many messages it
+holds); its commit stores the batch in the real queue, consecutively, with one verdict. The
+Spark sink's exactlyOnce stages its rows this way.
+
 Better than RocketMQ's: resolving a half twice (a commit retried after a lost answer) is
 answered SUCCESS without storing it again; the set of done halves is rebuilt from the op
 topic at start, so this holds across restarts. Asking producers about halves nobody resolved
@@ -18,9 +23,16 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from orbitmq.common import MessageExt, MessageExtBrokerInner, message_properties_to_string
+from orbitmq.common import (
+    MessageExt,
+    MessageExtBatch,
+    MessageExtBrokerInner,
+    count_batch_messages,
+    message_properties_to_string,
+)
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from orbitmq.protocol import ResponseCode
@@ -75,6 +87,30 @@ class TransactionalMessageService:
         msg.queue_id = _HALF_QUEUE_ID
         return msg
 
+    @staticmethod
+    def batch_to_half(batch: MessageExtBatch) -> MessageExtBrokerInner:
+        """The one half message a transactional batch send stores: the batch's body, its own
+        properties; raises MessageFormatError when the body is not a well-formed batch (it is
+        checked now, not at the commit, which must not fail)."""
+        count = count_batch_messages(batch.body)
+        if count == 0:
+            raise MessageFormatError("the batch holds no message")
+        properties = {
+            k: v for k, v in batch.properties.items() if k != mc.PROPERTY_WAIT_STORE_MSG_OK
+        }
+        properties[mc.PROPERTY_HALF_BATCH] = str(count)
+        half = MessageExtBrokerInner(
+            batch.topic,
+            body=batch.body,
+            properties=properties,
+            queue_id=batch.queue_id,
+            sys_flag=batch.sys_flag,
+            born_timestamp=batch.born_timestamp,
+            born_host=batch.born_host,
+            properties_string=message_properties_to_string(properties),
+        )
+        return TransactionalMessageService.to_half(half)
+
     async def end(self, header: EndTransactionRequestHeader) -> tuple[int, str | None]:
         """Commit or roll back the half ``header`` names: (response code, remark)."""
         half = self._store.look_message_by_offset(header.commit_log_offset)
@@ -87,7 +123,7 @@ class TransactionalMessageService:
         self._resolved.add(half.queue_offset)
         try:
             if header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE:
-                result = await self._store.async_put_message(self._final_message(half, header))
+                result = await self._store.async_put_message(_final_message(half, header))
                 if result.status is not PutMessageStatus.PUT_OK:
                     self._resolved.discard(half.queue_offset)
                     return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
@@ -96,29 +132,6 @@ class TransactionalMessageService:
             self._resolved.discard(half.queue_offset)
             raise
         return ResponseCode.SUCCESS, None
-
-    def _final_message(
-        self, half: MessageExt, header: EndTransactionRequestHeader
-    ) -> MessageExtBrokerInner:
-        """RocketMQ's endMessageTransaction: the half in its real topic and queue."""
-        properties = dict(half.properties)
-        topic = properties.pop(mc.PROPERTY_REAL_TOPIC)
-        queue_id = int(properties.pop(mc.PROPERTY_REAL_QUEUE_ID))
-        properties.pop(mc.PROPERTY_TRANSACTION_PREPARED, None)
-        return MessageExtBrokerInner(
-            topic,
-            body=half.body,
-            flag=half.flag,
-            properties=properties,
-            queue_id=queue_id,
-            sys_flag=(half.sys_flag & ~sf.TRANSACTION_ROLLBACK_TYPE) | sf.TRANSACTION_COMMIT_TYPE,
-            born_timestamp=half.born_timestamp,
-            born_host=half.born_host,
-            store_host=half.store_host,
-            reconsume_times=half.reconsume_times,
-            prepared_transaction_offset=header.commit_log_offset,
-            properties_string=message_properties_to_string(properties),
-        )
 
     def _op_message(self, half: MessageExt) -> MessageExtBrokerInner:
         properties = {mc.PROPERTY_TAGS: REMOVE_TAG}
@@ -131,6 +144,31 @@ class TransactionalMessageService:
             store_host=half.store_host,
             properties_string=message_properties_to_string(properties),
         )
+
+
+def _final_message(half: MessageExt, header: EndTransactionRequestHeader) -> MessageExtBrokerInner:
+    """RocketMQ's endMessageTransaction: the half in its real topic and queue; a staged
+    batch as that batch."""
+    properties = dict(half.properties)
+    topic = properties.pop(mc.PROPERTY_REAL_TOPIC)
+    queue_id = int(properties.pop(mc.PROPERTY_REAL_QUEUE_ID))
+    properties.pop(mc.PROPERTY_TRANSACTION_PREPARED, None)
+    staged_batch = properties.pop(mc.PROPERTY_HALF_BATCH, None) is not None
+    kind = MessageExtBatch if staged_batch else MessageExtBrokerInner
+    return kind(
+        topic,
+        body=half.body,
+        flag=half.flag,
+        properties=properties,
+        queue_id=queue_id,
+        sys_flag=(half.sys_flag & ~sf.TRANSACTION_ROLLBACK_TYPE) | sf.TRANSACTION_COMMIT_TYPE,
+        born_timestamp=half.born_timestamp,
+        born_host=half.born_host,
+        store_host=half.store_host,
+        reconsume_times=half.reconsume_times,
+        prepared_transaction_offset=header.commit_log_offset,
+        properties_string=message_properties_to_string(properties),
+    )
 
 
 def _check_half(half: MessageExt | None, header: EndTransactionRequestHeader) -> str | None:

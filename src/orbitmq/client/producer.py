@@ -12,8 +12,8 @@ import asyncio
 import logging
 import time
 import zlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from orbitmq.client.backoff import Backoff
@@ -177,6 +177,33 @@ class Producer:
                 self.config.retry_times_when_send_failed if retry_times is None else retry_times
             )
             return await self._send_with_retries(prepared, timeout, retries)
+
+    async def send_half(
+        self,
+        msg: Message | Sequence[Message],
+        queue: MessageQueue,
+        *,
+        timeout_s: float | None = None,
+    ) -> SendResult:
+        """Store ``msg`` on ``queue`` as a half message of a transaction, invisible until a
+        commit verdict (``end_transactions``); tried once, as sends to a named queue are.
+
+        A batch is staged whole: one half that one verdict commits (its messages stored
+        consecutively) or rolls back. That is OrbitMQ's; RocketMQ's brokers stage single
+        messages only."""
+        self._check_started()
+        staged = {mc.PROPERTY_TRANSACTION_PREPARED: "true", mc.PROPERTY_PRODUCER_GROUP: self.group}
+        if isinstance(msg, Message):
+            msg.properties.update(staged)
+            prepared = self._prepare_one(msg)
+        else:
+            prepared = self._prepare_batch(list(msg), staged)
+        # As RocketMQ's producers flag a half; the broker goes by TRAN_MSG.
+        prepared = replace(prepared, sys_flag=prepared.sys_flag | sf.TRANSACTION_PREPARED_TYPE)
+        timeout = self.config.send_msg_timeout_s if timeout_s is None else timeout_s
+        async with asyncio.timeout(timeout):
+            await self._publish_info(prepared.topic)  # the route, as a send to a queue has
+            return _answered(await self._send_to(prepared, queue, oneway=False))
 
     async def send_oneway(self, msg: Message | Sequence[Message]) -> None:
         """Send without waiting for an answer: fastest, and nothing says whether it stored."""
@@ -358,7 +385,11 @@ class Producer:
             max_reconsume_times=int(max_reconsume) if max_reconsume else None,
         )
 
-    def _prepare_batch(self, msgs: list[Message]) -> _Prepared:
+    def _prepare_batch(
+        self, msgs: list[Message], properties: Mapping[str, str] | None = None
+    ) -> _Prepared:
+        """``msgs`` as one batch request; ``properties`` are the batch's own (the broker
+        appends them to every message's)."""
         if not msgs:
             raise MQClientError("the batch is empty")
         topic = msgs[0].topic
@@ -388,7 +419,7 @@ class Producer:
             body=body,
             sys_flag=0,
             flag=0,
-            properties="",
+            properties=message_properties_to_string(properties) if properties else "",
             msg_id=",".join(m.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] for m in msgs),
             batch=True,
             reconsume_times=None,

@@ -48,6 +48,9 @@ PROPERTY_SHARDING_KEY: Final = "__SHARDINGKEY"
 PROPERTY_TIMER_DELIVER_MS: Final = "TIMER_DELIVER_MS"
 PROPERTY_TIMER_DELAY_SEC: Final = "TIMER_DELAY_SEC"
 PROPERTY_TIMER_DELAY_MS: Final = "TIMER_DELAY_MS"
+#: OrbitMQ's own: on a half message staged from a batch send, how many messages its body
+#: (a batch encoding) holds; a commit stores them as that batch.
+PROPERTY_HALF_BATCH: Final = "ORBITMQ_HALF_BATCH"
 
 #: Separates several keys inside the KEYS property.
 KEY_SEPARATOR: Final = " "

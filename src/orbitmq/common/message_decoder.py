@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
 from orbitmq.common import message as message_model
@@ -475,10 +475,9 @@ def encode_batch_messages(messages: Iterable[Message]) -> bytes:
     return b"".join(encode_batch_message(m) for m in messages)
 
 
-def decode_batch_messages(body: bytes | memoryview, topic: str = "") -> list[Message]:
-    """The messages of a batch body; raises MessageFormatError when it is malformed."""
-    view = memoryview(body)
-    messages: list[Message] = []
+def _batch_items(view: memoryview) -> Iterator[tuple[int, int, int, int]]:
+    """Each item of a batch body: (flag, body start, properties start, end); raises
+    MessageFormatError at the first item whose lengths do not fit."""
     position = 0
     try:
         while position < len(view):
@@ -489,13 +488,27 @@ def decode_batch_messages(body: bytes | memoryview, topic: str = "") -> list[Mes
             end = props_at + 2 + props_len
             if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
                 raise MessageFormatError(f"batch item at {position} has inconsistent lengths")
-            props = bytes(view[props_at + 2 : end]).decode()
-            messages.append(
-                Message(
-                    topic, bytes(view[start:props_at]), flag, string_to_message_properties(props)
-                )
-            )
+            yield flag, start, props_at + 2, end
             position = end
-    except (struct.error, UnicodeDecodeError) as exc:
+    except struct.error as exc:
         raise MessageFormatError(f"malformed batch body at {position}: {exc}") from exc
+
+
+def count_batch_messages(body: bytes | memoryview) -> int:
+    """How many messages a batch body holds; raises MessageFormatError when it is
+    malformed."""
+    return sum(1 for _ in _batch_items(memoryview(body)))
+
+
+def decode_batch_messages(body: bytes | memoryview, topic: str = "") -> list[Message]:
+    """The messages of a batch body; raises MessageFormatError when it is malformed."""
+    view = memoryview(body)
+    messages: list[Message] = []
+    for flag, start, props_at, end in _batch_items(view):
+        try:
+            props = bytes(view[props_at:end]).decode()
+        except UnicodeDecodeError as exc:
+            raise MessageFormatError(f"malformed batch properties at {props_at}: {exc}") from exc
+        body_bytes = bytes(view[start : props_at - 2])
+        messages.append(Message(topic, body_bytes, flag, string_to_message_properties(props)))
     return messages

@@ -84,8 +84,9 @@ def message_id(write_id: str, batch_id: int, partition: int, sequence: int) -> s
 
 
 @dataclass(frozen=True)
-class StagedMessage:
-    """A half message a task stored (exactlyOnce): what the driver's verdict names."""
+class StagedBatch:
+    """A batch of rows a task staged (exactlyOnce) as one half message on the queue its rows
+    go to: what the driver's verdict names."""
 
     broker_name: str
     topic: str
@@ -93,18 +94,19 @@ class StagedMessage:
     #: The half's offset in the half topic (RocketMQ's tranStateTableOffset).
     half_offset: int
     commit_log_offset: int
+    #: The half's own message id (its rows keep their UNIQ_KEYs).
     msg_id: str
 
 
 @dataclass
 class WriteSummary(WriterCommitMessage):
     """What one task wrote, for the driver's commit: messages per topic, and with
-    exactlyOnce the staged halves in the order the task wrote their rows."""
+    exactlyOnce its staged batches, each queue's in the order the task wrote their rows."""
 
     partition: int
     messages_by_topic: dict[str, int] = field(default_factory=dict)
     write_id: str = ""
-    staged: list[StagedMessage] = field(default_factory=list)
+    staged: list[StagedBatch] = field(default_factory=list)
 
     @property
     def messages(self) -> int:
@@ -134,9 +136,6 @@ class MessageWriter:
         self._next_queue: dict[str, int] = {}
         self._sequence = 0
         self.summary = WriteSummary(partition, write_id=write_id)
-        #: exactlyOnce: the halves in flight, by sequence, with their message.
-        self._staging: dict[int, tuple[Future[SendResult], Message, MessageQueue]] = {}
-        self._staged: dict[int, StagedMessage] = {}
 
     def write(self, batches: Iterator[Any]) -> WriteSummary:
         """Send every row of the Arrow record batches; returns once all are stored."""
@@ -146,9 +145,6 @@ class MessageWriter:
             self._flush(mq)
         for mq in list(self._in_flight):
             self._settle(mq)
-        for sequence in list(self._staging):
-            self._settle_half(sequence)
-        self.summary.staged = [self._staged[s] for s in sorted(self._staged)]
         return self.summary
 
     def _add_batch(self, batch: Any) -> None:
@@ -187,42 +183,14 @@ class MessageWriter:
             mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
             message_id(self._write_id, self._batch_id, partition, self._sequence),
         )
-        sequence = self._sequence
         self._sequence += 1
         mq = self._queue_for(topic, key_list)
-        if self._options.exactly_once:
-            self._stage(sequence, mq, msg)
-            return
         pending = self._pending.setdefault(mq, [])
         pending.append(msg)
         size = self._pending_bytes.get(mq, 0) + len(body) + 64
         self._pending_bytes[mq] = size
         if len(pending) >= self._options.send_batch_size or size >= _REQUEST_BYTES:
             self._flush(mq)
-
-    def _stage(self, sequence: int, mq: MessageQueue, msg: Message) -> None:
-        """Send ``msg`` as a half message (one per request: the broker stages single
-        messages only), with up to ``send_batch_size`` halves in flight."""
-        msg.properties[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
-        msg.properties[mc.PROPERTY_PRODUCER_GROUP] = self._options.producer_group
-        while len(self._staging) >= self._options.send_batch_size:
-            self._settle_half(next(iter(self._staging)))
-        self._staging[sequence] = (self._producer.send_async(msg, queue=mq), msg, mq)
-
-    def _settle_half(self, sequence: int) -> None:
-        future, msg, mq = self._staging.pop(sequence)
-        result = self._outcome(future, msg, mq)
-        _host, commit_log_offset = decode_message_id(result.offset_msg_id)
-        self._staged[sequence] = StagedMessage(
-            mq.broker_name,
-            mq.topic,
-            mq.queue_id,
-            result.queue_offset,
-            commit_log_offset,
-            result.msg_id,
-        )
-        counts = self.summary.messages_by_topic
-        counts[mq.topic] = counts.get(mq.topic, 0) + 1
 
     def _queue_for(self, topic: str, keys: list[str]) -> MessageQueue:
         queues = self._queues.get(topic)
@@ -242,8 +210,13 @@ class MessageWriter:
         if not messages:
             return
         self._settle(mq)  # the queue's previous batch first: order
-        future = self._producer.send_async(messages, queue=mq)
-        self._in_flight[mq] = (future, messages)
+        self._in_flight[mq] = (self._send(messages, mq), messages)
+
+    def _send(self, messages: list[Message], mq: MessageQueue) -> Future[SendResult]:
+        """A batch on its way: stored, or with exactlyOnce staged whole as one half."""
+        if self._options.exactly_once:
+            return self._producer.send_half_async(messages, mq)
+        return self._producer.send_async(messages, queue=mq)
 
     def _settle(self, mq: MessageQueue) -> None:
         """Wait for the send in flight to ``mq``; a retriable failure is sent again (same
@@ -252,12 +225,24 @@ class MessageWriter:
         if entry is None:
             return
         future, messages = entry
-        self._outcome(future, messages, mq)
+        result = self._outcome(future, messages, mq)
+        if self._options.exactly_once:
+            _host, commit_log_offset = decode_message_id(result.offset_msg_id)
+            self.summary.staged.append(
+                StagedBatch(
+                    mq.broker_name,
+                    mq.topic,
+                    mq.queue_id,
+                    result.queue_offset,
+                    commit_log_offset,
+                    result.offset_msg_id,
+                )
+            )
         counts = self.summary.messages_by_topic
         counts[mq.topic] = counts.get(mq.topic, 0) + len(messages)
 
     def _outcome(
-        self, future: Future[SendResult], sent: Message | list[Message], mq: MessageQueue
+        self, future: Future[SendResult], sent: list[Message], mq: MessageQueue
     ) -> SendResult:
         """The result of a send in flight; a retriable failure is sent again to the same
         queue, with backoff, before the caller goes on."""
@@ -272,5 +257,5 @@ class MessageWriter:
                 log.warning("send %d to %s failed, again: %s", attempt, mq, exc)
             time.sleep(delay)
             delay *= 2
-            future = self._producer.send_async(sent, queue=mq)
+            future = self._send(sent, mq)
         return future.result()

@@ -1,14 +1,14 @@
-"""The driver's half of the sink's exactlyOnce: the tasks staged their messages as half
-messages (invisible); the driver's commit turns them into stored messages with one
-END_TRANSACTION each, or rolls them back when Spark aborts.
+"""The driver's half of the sink's exactlyOnce: the tasks staged their rows in batches, each
+batch one half message (invisible); the driver's commit stores each batch in its queue with
+one END_TRANSACTION, or rolls them back when Spark aborts.
 
 A micro-batch can be committed twice: Spark replays a batch whose commit it did not record
 (a crash or a failure during or right after the commit), and the replay's tasks stage every
-message again. So before its first verdict, a batch's commit records an intent at the
-broker, the halves it is about to commit: messages in ``INTENT_TOPIC`` keyed by query and
-batch id, found again through the broker's key index. A later commit of the same batch finds
-the intent, commits those halves (the broker answers a half resolved before with SUCCESS and
-stores nothing again) and rolls back the replay's own. Every message becomes visible once,
+row again. So before its first verdict, a batch's commit records an intent at the broker,
+the halves it is about to commit: messages in ``INTENT_TOPIC`` keyed by query and batch id,
+found again through the broker's key index. A later commit of the same batch finds the
+intent, commits those halves (the broker answers a half resolved before with SUCCESS and
+stores nothing again) and rolls back the replay's own. Every row becomes visible once,
 wherever Spark runs and keeps its checkpoint.
 """
 
@@ -27,7 +27,7 @@ from orbitmq.common import Message
 from orbitmq.common import sys_flag as sf
 from orbitmq.protocol.header import EndTransactionRequestHeader
 from orbitmq.spark import client_pool
-from orbitmq.spark.message_writer import StagedMessage, WriteSummary
+from orbitmq.spark.message_writer import StagedBatch, WriteSummary
 from orbitmq.spark.options import SinkOptions
 
 log = logging.getLogger(__name__)
@@ -36,16 +36,17 @@ log = logging.getLogger(__name__)
 _VERDICTS_TIMEOUT_S: Final = 600.0
 #: Where commit intents are kept (one queue is enough: they are found by key).
 INTENT_TOPIC: Final = "ORBITMQ_SPARK_SINK_INTENTS"
-#: Rows per intent message: about 3 MiB of JSON, under the broker's 4 MiB message limit.
-_ROWS_PER_CHUNK: Final = 50_000
+#: Staged batches per intent message: about 3 MiB of JSON, under the broker's 4 MiB limit.
+_HALVES_PER_CHUNK: Final = 50_000
 #: The broker answers a key query with at most maxMsgsNumBatch (64) messages.
 _MAX_CHUNKS: Final = 64
 _CHUNK: Final = "ORBITMQ_INTENT_CHUNK"
 _ATTEMPT: Final = "ORBITMQ_INTENT_ATTEMPT"
 
 
-def staged_of(messages: Iterable[object]) -> list[StagedMessage]:
-    """The halves of the tasks' commit messages, partition by partition, each in row order."""
+def staged_of(messages: Iterable[object]) -> list[StagedBatch]:
+    """The staged batches of the tasks' commit messages, partition by partition, each
+    queue's in row order."""
     summaries = sorted((m for m in messages if isinstance(m, WriteSummary)), key=_partition)
     return [s for summary in summaries for s in summary.staged]
 
@@ -64,11 +65,11 @@ def _failpoint(options: SinkOptions, where: str, stage: str | None) -> None:
         raise RuntimeError(f"failpoint {point}: the commit stops {where.replace('-', ' ')}")
 
 
-def commit(options: SinkOptions, staged: Sequence[StagedMessage], stage: str | None) -> None:
+def commit(options: SinkOptions, staged: Sequence[StagedBatch], stage: str | None) -> None:
     """Make ``staged`` visible, once; with ``stage`` (a micro-batch's query and batch id),
     as the first commit of that stage decided (see the module's docstring)."""
     planned = list(staged)
-    extra: list[StagedMessage] = []
+    extra: list[StagedBatch] = []
     if stage is not None:
         recorded = find_intent(options, stage)
         if recorded is not None:
@@ -89,7 +90,7 @@ def commit(options: SinkOptions, staged: Sequence[StagedMessage], stage: str | N
     _failpoint(options, "after-commit", stage)
 
 
-def roll_back(options: SinkOptions, staged: Sequence[StagedMessage], stage: str | None) -> None:
+def roll_back(options: SinkOptions, staged: Sequence[StagedBatch], stage: str | None) -> None:
     """Drop ``staged`` (Spark aborted the write), unless a commit of the stage already
     decided to make its messages visible."""
     if stage is not None and find_intent(options, stage) is not None:
@@ -97,40 +98,40 @@ def roll_back(options: SinkOptions, staged: Sequence[StagedMessage], stage: str 
     _verdicts(options, staged, sf.TRANSACTION_ROLLBACK_TYPE)
 
 
-def encode_intent(staged: Sequence[StagedMessage]) -> list[bytes]:
-    """The intent's message bodies: each chunk names its queues once, then its rows."""
+def encode_intent(staged: Sequence[StagedBatch]) -> list[bytes]:
+    """The intent's message bodies: each chunk names its queues once, then its halves."""
     chunks = []
-    for start in range(0, max(len(staged), 1), _ROWS_PER_CHUNK):
-        part = staged[start : start + _ROWS_PER_CHUNK]
+    for start in range(0, max(len(staged), 1), _HALVES_PER_CHUNK):
+        part = staged[start : start + _HALVES_PER_CHUNK]
         queues: dict[tuple[str, str, int], int] = {}
-        rows = []
+        halves = []
         for s in part:
             index = queues.setdefault((s.broker_name, s.topic, s.queue_id), len(queues))
-            rows.append([index, s.half_offset, s.commit_log_offset, s.msg_id])
-        chunks.append(orjson.dumps({"queues": list(queues), "rows": rows}))
+            halves.append([index, s.half_offset, s.commit_log_offset, s.msg_id])
+        chunks.append(orjson.dumps({"queues": list(queues), "halves": halves}))
     return chunks
 
 
-def decode_intent(chunks: Sequence[bytes]) -> list[StagedMessage]:
+def decode_intent(chunks: Sequence[bytes]) -> list[StagedBatch]:
     staged = []
     for chunk in chunks:
         data: dict[str, Any] = orjson.loads(chunk)
         queues = [tuple(q) for q in data["queues"]]
-        for index, half_offset, commit_log_offset, msg_id in data["rows"]:
+        for index, half_offset, commit_log_offset, msg_id in data["halves"]:
             broker_name, topic, queue_id = queues[index]
             staged.append(
-                StagedMessage(broker_name, topic, queue_id, half_offset, commit_log_offset, msg_id)
+                StagedBatch(broker_name, topic, queue_id, half_offset, commit_log_offset, msg_id)
             )
     return staged
 
 
-def record_intent(options: SinkOptions, stage: str, staged: Sequence[StagedMessage]) -> None:
+def record_intent(options: SinkOptions, stage: str, staged: Sequence[StagedBatch]) -> None:
     """Store the intent, whole, before any verdict is sent."""
     chunks = encode_intent(staged)
     if len(chunks) > _MAX_CHUNKS:
         raise MQClientError(
-            f"{stage}: {len(staged)} rows is more than an exactly-once micro-batch can commit"
-            f" ({_MAX_CHUNKS * _ROWS_PER_CHUNK}); lower maxOffsetsPerTrigger"
+            f"{stage}: {len(staged)} staged batches is more than an exactly-once micro-batch"
+            f" can commit ({_MAX_CHUNKS * _HALVES_PER_CHUNK}); lower maxOffsetsPerTrigger"
         )
     attempt = uuid.uuid4().hex
     client_pool.ensure_topic(options.namesrv_addr, INTENT_TOPIC)
@@ -143,7 +144,7 @@ def record_intent(options: SinkOptions, stage: str, staged: Sequence[StagedMessa
         producer.send(msg)
 
 
-def find_intent(options: SinkOptions, stage: str) -> list[StagedMessage] | None:
+def find_intent(options: SinkOptions, stage: str) -> list[StagedBatch] | None:
     """The halves a commit of ``stage`` recorded, if one recorded them all."""
     admin = client_pool.admin_for(options.namesrv_addr)
     try:
@@ -170,10 +171,10 @@ def _now_ms() -> int:
     return int(time.time() * 1000) + 60_000
 
 
-def _verdicts(options: SinkOptions, staged: Sequence[StagedMessage], verdict: int) -> None:
+def _verdicts(options: SinkOptions, staged: Sequence[StagedBatch], verdict: int) -> None:
     if not staged:
         return
-    # One sequence per queue, in row order: a queue stores committed messages in the order
+    # One sequence per queue, in row order: a queue stores committed batches in the order
     # of their commits, so rows keep the order the tasks wrote them (per key, too).
     by_queue: dict[tuple[str, str, int], list[tuple[str, str, EndTransactionRequestHeader]]] = {}
     for s in staged:

@@ -49,6 +49,7 @@ _BLANK: Final = struct.Struct(">ii")
 _TIMESTAMP: Final = struct.Struct(">q")
 _SHORT: Final = struct.Struct(">h")
 _UNCHECKED: Final = "?"
+_BATCH_TRANSACTION_TYPES: Final = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
 
 
 @dataclass(slots=True)
@@ -150,6 +151,7 @@ class _PreparedBatch:
         sys_flag = self.sys_flag
         queue_id = batch.queue_id
         born_timestamp = batch.born_timestamp
+        prepared_offset = batch.prepared_transaction_offset
         topic_head = bytes((len(topic),)) + topic
         try:
             while position < len(view):
@@ -197,7 +199,7 @@ class _PreparedBatch:
                         now,
                         host,
                         0,
-                        0,
+                        prepared_offset,
                         body_len,
                     ),
                     body,
@@ -348,10 +350,13 @@ class CommitLog:
 
         The batch's own properties are appended to each message's, as RocketMQ does.
         """
-        if batch.delay_time_level > 0 or sf.transaction_value(batch.sys_flag):
+        # A committed transaction's batch (a staged batch's commit) is stored; halves are
+        # single messages, and rolled-back messages are never stored.
+        tran = sf.transaction_value(batch.sys_flag)
+        if batch.delay_time_level > 0 or tran not in _BATCH_TRANSACTION_TYPES:
             return _failure(
                 PutMessageStatus.MESSAGE_ILLEGAL,
-                "a batch cannot hold delayed or transactional messages",
+                "a batch cannot hold delayed, half or rolled-back messages",
             )
         batch_props = (
             batch.properties_string or message_properties_to_string(batch.properties)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from orbitmq.common import (
     Message,
     MessageExtBrokerInner,
+    count_batch_messages,
     decode_batch_messages,
     decode_message,
     decode_messages,
@@ -232,9 +233,12 @@ def test_every_truncated_batch_is_rejected() -> None:
     for cut in range(1, len(body)):
         if cut in bounds:
             assert len(decode_batch_messages(body[:cut])) == bounds.index(cut)
+            assert count_batch_messages(body[:cut]) == bounds.index(cut)
             continue
         with pytest.raises(MessageFormatError):
             decode_batch_messages(body[:cut])
+        with pytest.raises(MessageFormatError):
+            count_batch_messages(body[:cut])
 
 
 @pytest.mark.parametrize(
@@ -262,6 +266,8 @@ def test_batch_with_inconsistent_lengths_is_rejected(position: int, fmt: str, va
     for body in (bytes(item), bytes(item) + good, good + bytes(item)):
         with pytest.raises(MessageFormatError):
             decode_batch_messages(body)
+        with pytest.raises(MessageFormatError):
+            count_batch_messages(body)
 
 
 def test_batch_with_invalid_utf8_properties_is_rejected() -> None:

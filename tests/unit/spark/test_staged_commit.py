@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from orbitmq.spark.message_writer import StagedMessage
+from orbitmq.spark.message_writer import StagedBatch
 from orbitmq.spark.staged_commit import decode_intent, encode_intent
 
 
-def staged(n: int) -> list[StagedMessage]:
+def staged(n: int) -> list[StagedBatch]:
     return [
-        StagedMessage(
+        StagedBatch(
             f"broker-{'ab'[i % 2]}", f"T{i % 3}", i % 4, 1000 + i, 50_000 + 300 * i, f"{i:032X}"
         )
         for i in range(n)
