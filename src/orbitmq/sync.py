@@ -80,6 +80,7 @@ from orbitmq.client import (
     QueueReader as AsyncQueueReader,
 )
 from orbitmq.client.admin_client import DEFAULT_PERM, DEFAULT_QUEUE_NUMS
+from orbitmq.client.blocking_range_reader import BlockingRangeReader
 from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE, TOOLS_CONSUMER_GROUP
 from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.filter import SUB_ALL
@@ -650,6 +651,7 @@ class QueueReader(_Facade[AsyncQueueReader]):
             call_timeout_s=call_timeout_s,
         )
         self._pull_wait_s = pull_timeout_s + _GRACE_S
+        self._ranges = BlockingRangeReader(consumer_group, pull_timeout_s)
 
     def message_queues(self, topic: str) -> list[MessageQueue]:
         return self._call(self._client.message_queues(topic))
@@ -688,13 +690,18 @@ class QueueReader(_Facade[AsyncQueueReader]):
         *,
         subscription: str = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> Iterator[bytes]:
-        """The undecoded pulls of ``QueueReader.read_raw``, one pull ahead as ``read``."""
-        return self._iterate(
-            self._client.read_raw(
-                mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size
-            )
+    ) -> Iterator[memoryview]:
+        """The undecoded pulls of ``QueueReader.read_raw``, one pull ahead as ``read``, over
+        a blocking socket of this thread's own: each answer's records as a view, valid
+        until the next one is asked for (copy what must outlive it)."""
+        addr = self._call(self._client.broker_addr(mq))
+        yield from self._ranges.read_raw(
+            addr, mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size
         )
+
+    def shutdown(self) -> None:
+        self._ranges.close()
+        super().shutdown()
 
     def _iterate(self, items: AsyncGenerator[T, None]) -> Iterator[T]:
         ahead = self._runner.submit(_next_item(items))

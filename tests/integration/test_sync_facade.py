@@ -25,7 +25,8 @@ from orbitmq import (
     SendResult,
     SendStatus,
 )
-from orbitmq.client import select_by_hash
+from orbitmq.client import OffsetOutOfRangeError, select_by_hash
+from orbitmq.common import decode_messages
 from orbitmq.protocol import ConsumeFromWhere
 from orbitmq.sync import AdminClient, LitePullConsumer, Producer, PushConsumer, QueueReader
 from orbitmq.testing import ThreadedCluster
@@ -323,6 +324,20 @@ def test_sync_queue_reader_reads_ranges_searches_and_commits(namesrv_addr: str) 
         assert [m.body for m in got] == [b"m-%d" % i for i in range(4, 27)]
         # A read of stored messages is the same whenever it runs: no MIN/MAX_OFFSET.
         assert not {"MIN_OFFSET", "MAX_OFFSET"} & set(got[0].properties)
+
+        # Undecoded: each pull's stored records, over a blocking socket of the reader's own.
+        raw = [decode_messages(bytes(view)) for view in reader.read_raw(q2, 4, 27, batch_size=10)]
+        assert [m.queue_offset for b in raw for m in b if m.queue_offset < 27] == list(range(4, 27))
+        assert [m.body for b in raw for m in b][:3] == [b"m-4", b"m-5", b"m-6"]
+        views = reader.read_raw(q2, 0, 30, batch_size=10)
+        first = next(views)
+        head = bytes(first)
+        next(views)  # the second answer is read into the buffer the first one's view shows
+        assert bytes(first) != head
+        views.close()  # left with a pull in flight: that channel is closed, not reused
+        with pytest.raises(OffsetOutOfRangeError, match=r"at or past the end.*\[0, 30\)"):
+            list(reader.read_raw(q2, 28, 35, batch_size=10))
+        assert list(reader.read_raw(q2, 30, 30)) == []
 
         # Leaving a read early closes it; the reader goes on serving.
         for batch in reader.read(q2, 0, 30, batch_size=5):

@@ -170,31 +170,17 @@ class MQClientAPI:
         timeout_s: float,
         *,
         annotate: bool = True,
-        decode: bool = True,
     ) -> PullResult:
         """PULL_MESSAGE (11). Found messages are decoded, decompressed and checked against the
         subscription's tag strings (the broker compares hash codes only). With ``annotate``
         they also get the queue's MIN_OFFSET / MAX_OFFSET properties, as RocketMQ's
         processPullResult does; a stateless range read leaves them out, so that a message
-        reads the same whenever it is read. Without ``decode`` the records are left as they
-        came, in ``raw_body``, for the caller to decode and re-check."""
+        reads the same whenever it is read."""
         response = await self._call(
             addr, RequestCode.PULL_MESSAGE, header.to_ext_fields(), b"", timeout_s
         )
-        status = _PULL_STATUS.get(response.code)
-        if status is None:
-            raise MQBrokerError.for_response(response, addr)
-        answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
-        result = PullResult(
-            status,
-            answer.next_begin_offset,
-            answer.min_offset,
-            answer.max_offset,
-            suggest_which_broker_id=answer.suggest_which_broker_id,
-        )
-        if status is PullStatus.FOUND and not decode:
-            result.raw_body = response.body
-        elif status is PullStatus.FOUND:
+        result = pull_result_of(response, addr)
+        if result.pull_status is PullStatus.FOUND:
             messages = decode_client_messages(response.body)
             if subscription is not None and not takes_every_tag(subscription):
                 messages = [m for m in messages if tags_match(subscription, m.tags)]
@@ -202,8 +188,8 @@ class MQClientAPI:
                 add_properties(
                     messages,
                     {
-                        mc.PROPERTY_MIN_OFFSET: str(answer.min_offset),
-                        mc.PROPERTY_MAX_OFFSET: str(answer.max_offset),
+                        mc.PROPERTY_MIN_OFFSET: str(result.min_offset),
+                        mc.PROPERTY_MAX_OFFSET: str(result.max_offset),
                     },
                 )
             result.messages = messages
@@ -485,3 +471,19 @@ def tags_match(subscription: SubscriptionData, tags: str | None) -> bool:
     if takes_every_tag(subscription):
         return True
     return tags is not None and tags in subscription.tags_set
+
+
+def pull_result_of(response: RemotingCommand, addr: str) -> PullResult:
+    """A PULL_MESSAGE answer's status and offsets (its records are left to the caller);
+    MQBrokerError for a code that is not a pull status."""
+    status = _PULL_STATUS.get(response.code)
+    if status is None:
+        raise MQBrokerError.for_response(response, addr)
+    answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
+    return PullResult(
+        status,
+        answer.next_begin_offset,
+        answer.min_offset,
+        answer.max_offset,
+        suggest_which_broker_id=answer.suggest_which_broker_id,
+    )

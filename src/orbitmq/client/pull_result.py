@@ -31,6 +31,3 @@ class PullResult:
     messages: list[MessageExt] = field(default_factory=list)
     #: Which broker of the group (0 = master) to pull from next.
     suggest_which_broker_id: int = 0
-    #: The stored records as the broker sent them, when the pull asked for no decoding
-    #: (``messages`` is then empty): for readers that decode columns, not messages.
-    raw_body: bytes = b""

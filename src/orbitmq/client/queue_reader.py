@@ -144,7 +144,7 @@ class QueueReader:
         :class:`OffsetOutOfRangeError` when the queue no longer (or does not yet) hold an
         offset the range needs."""
         async for result, offset in self._pulls(
-            mq, start_offset, end_offset, subscription, batch_size, decode=True
+            mq, start_offset, end_offset, subscription, batch_size
         ):
             # FOUND (possibly emptied by the client's tag re-check) or NO_MATCHED_MSG: the
             # filter skipped what lies before next_begin_offset.
@@ -152,24 +152,9 @@ class QueueReader:
             if batch:
                 yield batch
 
-    async def read_raw(
-        self,
-        mq: MessageQueue,
-        start_offset: int,
-        end_offset: int,
-        *,
-        subscription: str = SUB_ALL,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> AsyncGenerator[bytes, None]:
-        """The pulls of :meth:`read` undecoded: each the stored records the broker sent, in
-        offset order, for a caller that decodes them itself. The broker matched tag hash
-        codes only and may send records at or past ``end_offset`` when it filters: the
-        caller keeps what is below ``end_offset`` and re-checks the tag strings."""
-        async for result, _offset in self._pulls(
-            mq, start_offset, end_offset, subscription, batch_size, decode=False
-        ):
-            if result.raw_body:
-                yield result.raw_body
+    async def broker_addr(self, mq: MessageQueue) -> str:
+        """The address of ``mq``'s broker (the master), from the route cache or a fetch."""
+        return await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
 
     async def _pulls(
         self,
@@ -178,52 +163,59 @@ class QueueReader:
         end_offset: int,
         subscription: str,
         batch_size: int,
-        *,
-        decode: bool,
     ) -> AsyncGenerator[tuple[PullResult, int], None]:
         """Pull after pull over the range: each answer with the offset it was pulled at."""
-        _check_range(start_offset, end_offset, batch_size)
+        check_range(start_offset, end_offset, batch_size)
         sub = build_subscription_data(mq.topic, subscription, int(time.time() * 1000))
         offset = start_offset
         while offset < end_offset:
-            result = await self._pull(
-                mq, sub, offset, min(batch_size, end_offset - offset), decode=decode
+            header = range_pull_header(
+                self.consumer_group, mq, sub, offset, min(batch_size, end_offset - offset)
             )
-            status = result.pull_status
-            if status is PullStatus.OFFSET_ILLEGAL or status is PullStatus.NO_NEW_MSG:
-                # NO_NEW_MSG before the end: the range reaches past what is written.
-                raise OffsetOutOfRangeError(mq, offset, result.min_offset, result.max_offset)
-            if result.next_begin_offset <= offset:
-                raise MQClientError(
-                    f"{mq}: pull at offset {offset} did not advance"
-                    f" (next begin offset {result.next_begin_offset})"
-                )
+            addr = await self.broker_addr(mq)
+            result = await self.instance.api.pull_message(
+                addr, header, sub, self.pull_timeout_s, annotate=False
+            )
+            check_progress(mq, offset, result)
             yield result, offset
             offset = result.next_begin_offset
 
-    async def _pull(
-        self, mq: MessageQueue, sub: SubscriptionData, offset: int, max_nums: int, *, decode: bool
-    ) -> PullResult:
-        header = PullMessageRequestHeader(
-            consumer_group=self.consumer_group,
-            topic=mq.topic,
-            queue_id=mq.queue_id,
-            queue_offset=offset,
-            max_msg_nums=max_nums,
-            sys_flag=_FLAG_SUBSCRIPTION,
-            commit_offset=0,
-            suspend_timeout_millis=0,
-            subscription=sub.sub_string,
-            sub_version=sub.sub_version,
-            expression_type=sub.expression_type,
-        )
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.pull_message(
-            addr, header, sub, self.pull_timeout_s, annotate=False, decode=decode
+
+def range_pull_header(
+    consumer_group: str, mq: MessageQueue, sub: SubscriptionData, offset: int, max_nums: int
+) -> PullMessageRequestHeader:
+    """A range read's pull: the subscription travels with it, nothing is committed and the
+    broker does not hold it (no long polling)."""
+    return PullMessageRequestHeader(
+        consumer_group=consumer_group,
+        topic=mq.topic,
+        queue_id=mq.queue_id,
+        queue_offset=offset,
+        max_msg_nums=max_nums,
+        sys_flag=_FLAG_SUBSCRIPTION,
+        commit_offset=0,
+        suspend_timeout_millis=0,
+        subscription=sub.sub_string,
+        sub_version=sub.sub_version,
+        expression_type=sub.expression_type,
+    )
+
+
+def check_progress(mq: MessageQueue, offset: int, result: PullResult) -> None:
+    """That a range read's pull at ``offset`` moved on: OffsetOutOfRangeError when the queue
+    does not hold the offset, MQClientError when the answer does not advance."""
+    status = result.pull_status
+    if status is PullStatus.OFFSET_ILLEGAL or status is PullStatus.NO_NEW_MSG:
+        # NO_NEW_MSG before the end: the range reaches past what is written.
+        raise OffsetOutOfRangeError(mq, offset, result.min_offset, result.max_offset)
+    if result.next_begin_offset <= offset:
+        raise MQClientError(
+            f"{mq}: pull at offset {offset} did not advance"
+            f" (next begin offset {result.next_begin_offset})"
         )
 
 
-def _check_range(start_offset: int, end_offset: int, batch_size: int) -> None:
+def check_range(start_offset: int, end_offset: int, batch_size: int) -> None:
     if start_offset < 0:
         raise MQClientError(f"start_offset {start_offset} must be >= 0")
     if end_offset < start_offset:

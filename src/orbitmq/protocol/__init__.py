@@ -115,6 +115,7 @@ from orbitmq.protocol.remoting_command import (
     RemotingCommand,
     SerializeType,
     decode_command,
+    decode_header,
     next_opaque,
 )
 from orbitmq.protocol.request_code import RequestCode
@@ -227,6 +228,7 @@ __all__ = [
     "WipeWritePermOfBrokerRequestHeader",
     "WipeWritePermOfBrokerResponseHeader",
     "decode_command",
+    "decode_header",
     "dumps_body",
     "ext_field",
     "fastjson_to_standard",

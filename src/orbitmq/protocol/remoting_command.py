@@ -154,6 +154,15 @@ class RemotingCommand:
 def decode_command(frame: bytes | bytearray | memoryview) -> RemotingCommand:
     """A command from one frame without its length field (what follows it)."""
     view = memoryview(frame)
+    command, body_start = decode_header(view)
+    command.body = bytes(view[body_start:])
+    return command
+
+
+def decode_header(frame: bytes | bytearray | memoryview) -> tuple[RemotingCommand, int]:
+    """The command of one frame (without its length field), its body left empty, and where
+    the body starts in ``frame``: for a reader that takes the body as a view, uncopied."""
+    view = memoryview(frame)
     if len(view) < 4:
         raise ProtocolError(f"a frame of {len(view)} bytes has no header length")
     mark = _INT.unpack_from(view, 0)[0]
@@ -161,15 +170,13 @@ def decode_command(frame: bytes | bytearray | memoryview) -> RemotingCommand:
     if header_length > len(view) - 4:
         raise ProtocolError(f"header length {header_length} exceeds the {len(view) - 4}-byte frame")
     header = view[4 : 4 + header_length]
-    body = bytes(view[4 + header_length :])
     if kind == SerializeType.JSON:
         command = _decode_json_header(header)
     elif kind == SerializeType.ROCKETMQ:
         command = _decode_binary_header(header)
     else:
         raise ProtocolError(f"unknown serialize type {kind}")
-    command.body = body
-    return command
+    return command, 4 + header_length
 
 
 def _text(value: object) -> str:

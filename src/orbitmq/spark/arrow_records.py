@@ -74,7 +74,7 @@ def _gather(
     return np.ravel(picked.view(dtype))
 
 
-def _record_starts(data: bytes) -> list[int]:
+def _record_starts(data: bytes | memoryview) -> list[int]:
     """Where each record begins: the one walk that cannot be vectorised (each record's
     size says where the next starts)."""
     starts: list[int] = []
@@ -144,7 +144,7 @@ class _Properties:
 
 
 def _views(
-    data: bytes, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
+    data: bytes | memoryview, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
 ) -> Any:
     """The byte ranges ``[starts, ends)`` of ``data`` as a binary view array over it: no
     copy yet, one gather when it is cast."""
@@ -170,7 +170,7 @@ def _views(
 
 
 def _strings(
-    data: bytes, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
+    data: bytes | memoryview, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
 ) -> Any:
     """The byte ranges of ``data`` as one string array, checked to be UTF-8."""
     try:
@@ -202,7 +202,7 @@ def _prefixes(raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64]) -> dict
 
 
 def records_to_batch(
-    data: bytes,
+    data: bytes | memoryview,
     topic: str,
     broker_name: str,
     queue_id: int,
@@ -278,7 +278,7 @@ def records_to_batch(
 
 def _fill_offset_ids(
     msg_ids: Any,
-    data: bytes,
+    data: bytes | memoryview,
     starts: npt.NDArray[np.int64],
     born_extra: npt.NDArray[np.int64],
     store_extra: npt.NDArray[np.int64],
@@ -292,5 +292,5 @@ def _fill_offset_ids(
             host_len = 8 + int(store_extra[i] - born_extra[i])
             position = int(starts[i]) + md.PHYSICALOFFSET_POSITION
             offset = int.from_bytes(data[position : position + 8], "big", signed=True)
-            ids[i] = create_message_id(data[host_at : host_at + host_len], offset)
+            ids[i] = create_message_id(bytes(data[host_at : host_at + host_len]), offset)
     return pa.array(ids, pa.string())

@@ -79,6 +79,20 @@ def test_every_column_matches_the_message_decoder() -> None:
     assert decoded(data) == expected_rows(data)
 
 
+def test_a_batch_keeps_nothing_of_the_answer_it_was_decoded_from() -> None:
+    # The blocking reader hands out views of a buffer the next answer overwrites.
+    data = b"".join(record(i) for i in range(40))
+    data += record(40, body=zlib.compress(b"z" * 100), sys_flag=sf.COMPRESSED_FLAG)
+    data += record(41, properties={"TAGS": "NoUniqKey"})
+    buffer = bytearray(data)
+    batch = records_to_batch(memoryview(buffer), "T", "broker-a", 3, end_offset=10**9)
+    buffer[:] = bytes(len(buffer))
+    rows = batch.to_pylist()
+    for row in rows:
+        row["properties"] = sorted(row["properties"])
+    assert rows == expected_rows(data)
+
+
 @pytest.mark.parametrize("size", [0, 1, 4, 11, 12, 13, 100, 1024, 70_000])
 def test_bodies_of_every_length_around_arrow_s_inline_limit(size: int) -> None:
     # Arrow keeps values of up to 12 bytes inside its views, longer ones by reference.
