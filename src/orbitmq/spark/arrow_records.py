@@ -27,12 +27,16 @@ from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message_id import create_message_id
 from orbitmq.spark.schema import ARROW_SCHEMA
 
+#: A pull answer's stored records, or several answers' back to back.
+Records = bytes | bytearray | memoryview
 _SIZE: Final = struct.Struct(">i")
 _INT32: Final = pa.int32()
 _TIMESTAMP: Final = ARROW_SCHEMA.field("storeTimestamp").type
 _KEYS_TYPE: Final = ARROW_SCHEMA.field("keys").type
 #: Extra bytes of an IPv6 host (16-byte address) over an IPv4 one (4 bytes).
 _V6_EXTRA: Final = 12
+_PROPERTY_SEPARATOR: Final = ord(mc.PROPERTY_SEPARATOR)
+_NAME_VALUE_SEPARATOR: Final = ord(mc.NAME_VALUE_SEPARATOR)
 #: Positions in an all-IPv4 record; IPv6 hosts push the later fields back.
 _STORE_TS_V4: Final = md.BORNHOST_POSITION + 8
 _STORE_HOST_V4: Final = _STORE_TS_V4 + 8
@@ -74,7 +78,7 @@ def _gather(
     return np.ravel(picked.view(dtype))
 
 
-def _record_starts(data: bytes | memoryview) -> list[int]:
+def _record_starts(data: Records) -> list[int]:
     """Where each record begins: the one walk that cannot be vectorised (each record's
     size says where the next starts)."""
     starts: list[int] = []
@@ -94,57 +98,107 @@ def _record_starts(data: bytes | memoryview) -> list[int]:
     return starts
 
 
-def _split_nonempty(strings: Any, separator: str) -> tuple[Any, npt.NDArray[np.int32]]:
-    """Each string cut at ``separator``, empty pieces dropped: the pieces (flat) and the
-    list offsets (one more than the strings). Null strings give no pieces."""
-    lists = pc.split_pattern(pc.fill_null(strings, ""), separator)
-    flat = pc.list_flatten(lists)
-    parents = pc.list_parent_indices(lists)
-    keep = pc.not_equal(flat, "")
-    flat, parents = flat.filter(keep), parents.filter(keep)
-    counts = np.bincount(parents.to_numpy(), minlength=len(strings))
-    offsets = np.zeros(len(strings) + 1, np.int32)
-    np.cumsum(counts, out=offsets[1:])
-    return flat, offsets
+def _pieces(
+    strings: Any, sep: int
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64], Any]:
+    """Each string of ``strings`` cut at every ``sep`` byte, empty pieces dropped: the
+    strings' bytes, the pieces' starts and ends in them, and the string each is of. A
+    piece starts after a separator or at a string's start, and ends before a separator or
+    at a string's end."""
+    n = len(strings)
+    _validity, offsets_buffer, data_buffer = strings.buffers()
+    bounds = np.frombuffer(offsets_buffer, np.int32)[strings.offset : strings.offset + n + 1]
+    # Only the strings' bytes (a buffer may run on past them), from the first string's.
+    text = np.frombuffer(data_buffer, np.uint8)[bounds[0] : bounds[-1]]
+    bounds = bounds.astype(np.int64) - bounds[0]
+    length = len(text)
+    cut = text == sep
+    edge = np.zeros(length + 1, bool)
+    edge[bounds] = True
+    # after[p]: byte p-1 is cut (or p is 0); before[p]: byte p is cut (or p is the end).
+    after = np.empty(length + 1, bool)
+    after[0] = True
+    after[1:] = cut
+    before = np.empty(length + 1, bool)
+    before[:length] = cut
+    before[length] = True
+    starts = np.flatnonzero(~before & (after | edge))
+    ends = np.flatnonzero(~after & (before | edge))
+    return text, starts, ends, np.searchsorted(bounds, starts, "right") - 1
+
+
+def _substrings(
+    text: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    present: npt.NDArray[np.bool_] | None = None,
+) -> Any:
+    """The ranges of ``text`` as one string array (null where ``present`` is False), copied
+    in one gather. ``text`` is valid UTF-8 and the ranges are cut at ASCII separators, so
+    the pieces are valid too."""
+    n = len(starts)
+    lengths = ends - starts
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    chars = text[np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))]
+    if present is None or present.all():
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(chars))
+    validity = pa.py_buffer(np.packbits(present, bitorder="little"))
+    nulls = n - int(np.count_nonzero(present))
+    return pa.StringArray.from_buffers(
+        n, pa.py_buffer(offsets), pa.py_buffer(chars), validity, nulls
+    )
 
 
 class _Properties:
-    """Property strings split into name-value pairs: the ``properties`` map column, and
-    single properties looked up for all rows at once."""
+    """Property strings cut into name-value pairs by scanning their bytes, as RocketMQ's
+    string2messageProperties reads them (pieces between ``\x02``, each a name before its
+    first ``\x01`` and a value after it; a piece without one, or with an empty name, is
+    skipped): the ``properties`` map column, and single properties of every row at once."""
 
     def __init__(self, texts: Any) -> None:
         n = len(texts)
-        pairs, offsets = _split_nonempty(texts, mc.PROPERTY_SEPARATOR)
-        name_value = pc.split_pattern(pairs, mc.NAME_VALUE_SEPARATOR, max_splits=1)
-        whole = pc.equal(pc.list_value_length(name_value), 2)
-        rows = np.repeat(np.arange(n), np.diff(offsets))
-        if not pc.all(whole).as_py():
-            # A piece without the name-value separator is skipped, as RocketMQ's
-            # string2messageProperties does.
-            kept = whole.to_numpy(zero_copy_only=False)
-            rows = rows[kept]
-            offsets = np.zeros(n + 1, np.int32)
-            np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
-            name_value = name_value.filter(whole)
+        text, starts, ends, rows = _pieces(texts, _PROPERTY_SEPARATOR)
+        ones = np.flatnonzero(text == _NAME_VALUE_SEPARATOR)
+        first = np.searchsorted(ones, starts)
+        sep = ones[np.minimum(first, len(ones) - 1)] if len(ones) else starts
+        named = (first < len(ones)) & (sep > starts) & (sep < ends)
         self._n = n
-        self._rows = rows
-        self.names = pc.list_element(name_value, 0)
-        self.values = pc.list_element(name_value, 1)
-        self.map = pa.MapArray.from_arrays(pa.array(offsets, _INT32), self.names, self.values)
+        self._text = text
+        self._rows = rows[named]
+        self._value_starts, self._value_ends = sep[named] + 1, ends[named]
+        self.names = _substrings(text, starts[named], sep[named])
+        values = _substrings(text, self._value_starts, self._value_ends)
+        offsets = np.zeros(n + 1, np.int32)
+        np.cumsum(np.bincount(self._rows, minlength=n), out=offsets[1:])
+        self.map = pa.MapArray.from_arrays(pa.array(offsets, _INT32), self.names, values)
 
     def lookup(self, name: str) -> Any:
-        """Each row's value of property ``name`` (its first, as ``map_lookup``), or null."""
+        """Each row's value of property ``name`` (its last, as a property dict keeps it), or
+        null."""
         hits = np.flatnonzero(pc.equal(self.names, name).to_numpy(zero_copy_only=False))
-        found = np.zeros(self._n, bool)
-        where = np.zeros(self._n, np.int64)
-        # Reversed, so that a row's first pair with the name is the one kept.
-        where[self._rows[hits[::-1]]] = hits[::-1]
-        found[self._rows[hits]] = True
-        return pc.take(self.values, pa.array(where, mask=~found))
+        where = np.full(self._n, -1, np.int64)
+        np.maximum.at(where, self._rows[hits], hits)
+        present = where >= 0
+        picked = where[present]
+        starts = np.zeros(self._n, np.int64)
+        ends = np.zeros(self._n, np.int64)
+        starts[present] = self._value_starts[picked]
+        ends[present] = self._value_ends[picked]
+        return _substrings(self._text, starts, ends, present)
+
+    def split(self, name: str, sep: str) -> Any:
+        """Each row's value of ``name`` cut at ``sep``, empty pieces dropped, as a list
+        column (an empty list where the row has no such property)."""
+        text, piece_starts, piece_ends, rows = _pieces(self.lookup(name), ord(sep))
+        offsets = np.zeros(self._n + 1, np.int32)
+        np.cumsum(np.bincount(rows, minlength=self._n), out=offsets[1:])
+        pieces = _substrings(text, piece_starts, piece_ends)
+        return pa.ListArray.from_arrays(pa.array(offsets, _INT32), pieces, type=_KEYS_TYPE)
 
 
 def _views(
-    data: bytes | memoryview, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
+    data: Records, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
 ) -> Any:
     """The byte ranges ``[starts, ends)`` of ``data`` as a binary view array over it: no
     copy yet, one gather when it is cast."""
@@ -170,7 +224,7 @@ def _views(
 
 
 def _strings(
-    data: bytes | memoryview, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
+    data: Records, raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: Any
 ) -> Any:
     """The byte ranges of ``data`` as one string array, checked to be UTF-8."""
     try:
@@ -202,7 +256,7 @@ def _prefixes(raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64]) -> dict
 
 
 def records_to_batch(
-    data: bytes | memoryview,
+    data: Records,
     topic: str,
     broker_name: str,
     queue_id: int,
@@ -245,8 +299,7 @@ def records_to_batch(
 
     properties = _Properties(_strings(data, raw, props_start, record_end))
     tags = properties.lookup(mc.PROPERTY_TAGS)
-    key_pieces, key_offsets = _split_nonempty(properties.lookup(mc.PROPERTY_KEYS), " ")
-    keys = pa.ListArray.from_arrays(pa.array(key_offsets, _INT32), key_pieces, type=_KEYS_TYPE)
+    keys = properties.split(mc.PROPERTY_KEYS, mc.KEY_SEPARATOR)
     msg_ids = properties.lookup(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
     if msg_ids.null_count:
         msg_ids = _fill_offset_ids(
@@ -263,8 +316,8 @@ def records_to_batch(
         keys,
         properties.map,
         bodies,
-        pa.array(fields["born_ts"].astype(np.int64) * 1000).cast(_TIMESTAMP),
-        pa.array(fields["store_ts"].astype(np.int64) * 1000).cast(_TIMESTAMP),
+        pa.array(fields["born_ts"].astype(np.int64) * 1000, _TIMESTAMP),
+        pa.array(fields["store_ts"].astype(np.int64) * 1000, _TIMESTAMP),
         pa.array(fields["reconsume"].astype(np.int32)),
     ]
     batch = pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
@@ -278,7 +331,7 @@ def records_to_batch(
 
 def _fill_offset_ids(
     msg_ids: Any,
-    data: bytes | memoryview,
+    data: Records,
     starts: npt.NDArray[np.int64],
     born_extra: npt.NDArray[np.int64],
     store_extra: npt.NDArray[np.int64],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 from orbitmq.client import OffsetOutOfRangeError
 from orbitmq.filter import build_subscription_data
@@ -13,6 +13,34 @@ from orbitmq.spark import client_pool
 from orbitmq.spark.arrow_records import records_to_batch
 from orbitmq.spark.offset_ranges import QueueRange, check_start
 from orbitmq.spark.options import SourceOptions
+
+#: Pull answers are decoded together until they hold this many bytes: numpy and Arrow cost
+#: about as much per call as per kilobyte, and a broker with RocketMQ's default transfer
+#: limits answers with at most 32 messages or 256 KiB.
+DECODE_BYTES: Final = 2 * 1024 * 1024
+
+
+def _coalesced(answers: Iterator[memoryview], limit: int) -> Iterator[bytearray | memoryview]:
+    """The pull answers' records in runs of at least ``limit`` bytes (the last may be
+    shorter); an answer that big alone is passed on as it is, uncopied. A run must be used
+    before the next is asked for. When a pull fails, the answers read before it come out
+    first."""
+    pending = bytearray()
+    try:
+        for records in answers:
+            if not pending and len(records) >= limit:
+                yield records
+                continue
+            pending += records
+            if len(pending) >= limit:
+                yield pending
+                pending = bytearray()
+    except OffsetOutOfRangeError:
+        if pending:
+            yield pending
+        raise
+    if pending:
+        yield pending
 
 
 def _tags_set(topic: str, sub_expression: str) -> frozenset[str] | None:
@@ -40,9 +68,10 @@ def read_range(
     start = part.start
     while start < part.end:
         try:
-            for records in reader.read_raw(
+            answers = reader.read_raw(
                 mq, start, part.end, subscription=sub_expression, batch_size=pull_batch_size
-            ):
+            )
+            for records in _coalesced(answers, DECODE_BYTES):
                 batch = records_to_batch(
                     records,
                     part.topic,

@@ -9,8 +9,10 @@ import zlib
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from orbitmq.common import MessageExt
+from orbitmq.common import MessageExt, string_to_message_properties
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message_decoder import decode_messages, encode_message
@@ -136,6 +138,26 @@ def test_a_piece_without_a_separator_is_skipped_as_rocketmq_does() -> None:
     )
     rows = decoded(broken + raw)
     assert rows[1]["properties"] == [("TAGS", "TagC")] and rows[1]["tags"] == "TagC"
+
+
+_PROPERTY_TEXT = st.text(alphabet=st.sampled_from("\x01\x02 aKEYSTAG_é✓"), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_PROPERTY_TEXT, min_size=1, max_size=8))
+def test_any_property_string_reads_as_the_message_decoder_reads_it(texts: list[str]) -> None:
+    # Odd strings too: empty names, pieces without a separator, repeated names (the last
+    # wins, as in a dict), keys with runs of spaces, strings cut mid-pair.
+    data = b"".join(
+        encode_message(MessageExt(topic="T", body=b"b", queue_id=3, queue_offset=i), text)
+        for i, text in enumerate(texts)
+    )
+    rows = records_to_batch(data, "T", "broker-a", 3, end_offset=10**9).to_pylist()
+    for row, text in zip(rows, texts, strict=True):
+        expected = string_to_message_properties(text)
+        assert dict(row["properties"]) == expected
+        assert row["tags"] == expected.get("TAGS")
+        assert row["keys"] == [k for k in expected.get("KEYS", "").split(" ") if k]
 
 
 def test_tag_recheck_and_end_offset_keep_only_what_the_range_asked_for() -> None:
