@@ -104,6 +104,14 @@ class RemotingCommand:
 
     def encode(self) -> bytes:
         """The whole frame, length field included."""
+        return self.encode_head() + self.body
+
+    def encode_head(self) -> bytes:
+        """The frame up to its body: length field, serialize type and header length, header.
+
+        Sent followed by ``body`` as a separate buffer, a large body (a pull's records) is not
+        copied into one frame first. Raises ProtocolError for a frame over MAX_FRAME_BYTES.
+        """
         if self.serialize_type is SerializeType.ROCKETMQ:
             header = self._binary_header()
         else:
@@ -112,7 +120,7 @@ class RemotingCommand:
         if length + 4 > MAX_FRAME_BYTES:
             raise ProtocolError(f"a frame of {length + 4} bytes exceeds {MAX_FRAME_BYTES}")
         mark = (int(self.serialize_type) << 24) | len(header)
-        return b"".join((_INT.pack(length), _INT.pack(mark), header, self.body))
+        return b"".join((_INT.pack(length), _INT.pack(mark), header))
 
     def _json_header(self) -> bytes:
         # RocketMQ's fastjson writes fields in alphabetical order and leaves out nulls; the

@@ -5,13 +5,18 @@ from __future__ import annotations
 import os
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from orbitmq.store.commit_log import CommitLog
-from orbitmq.store.consume_queue import UNIT, ConsumeQueue, is_message_unit
+from orbitmq.store.consume_queue import BLANK_UNIT_SIZE, UNIT, ConsumeQueue, is_message_unit
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus
-from orbitmq.store.message_filter import MessageFilter
+from orbitmq.store.message_filter import MessageFilter, matches_every_message
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE, MessageStoreConfig
 
 _NO_FILE: Final = -1
+#: ``UNIT`` as a numpy record: a run of units read as one array.
+_UNIT_DTYPE: Final = np.dtype([("offset", ">i8"), ("size", ">i4"), ("tags", ">i8")])
 
 
 def _total_physical_memory() -> int:
@@ -100,7 +105,9 @@ def _collect(
     message_filter: MessageFilter | None,
     result: GetMessageResult,
 ) -> None:
-    max_msg_nums, max_total_bytes = limits
+    """Fill ``result`` from the units of one consume-queue file, from queue ``offset`` on:
+    by ``_take_run`` when it can, else message by message."""
+    max_msg_nums = limits[0]
     result.status = GetMessageStatus.NO_MATCHED_MESSAGE
     max_phy = commit_log.max_offset
     memory = TOTAL_PHYSICAL_MEMORY * config.access_message_in_memory_max_ratio // 100
@@ -109,12 +116,110 @@ def _collect(
     limit = min(
         len(units), max(16000, max_msg_nums * 20) // CQ_STORE_UNIT_SIZE * CQ_STORE_UNIT_SIZE
     )
+    window = units[:limit]
+    if matches_every_message(message_filter) and _take_run(
+        config, commit_log, window, offset, limits, (max_phy, memory), result
+    ):
+        return
+    _take_each(
+        config, commit_log, window, offset, limits, (max_phy, memory), message_filter, result
+    )
+
+
+def _take_run(
+    config: MessageStoreConfig,
+    commit_log: CommitLog,
+    units: memoryview,
+    offset: int,
+    limits: tuple[int, int | None],
+    memory_bounds: tuple[int, int],
+    result: GetMessageResult,
+) -> bool:
+    """Take what ``_take_each`` would from ``units`` when every message is wanted, with the
+    per-message work done in C: the units read as one array, limits by prefix sums, one
+    file lookup per run of records in the same commit log file. Returns False, leaving
+    ``result`` as it was, when the loop is needed: a unit that is not a message, a backlog
+    counted as on disk (its smaller limits), a record not readable (file gone, or not
+    written that far).
+    """
+    max_msg_nums, max_total_bytes = limits
+    max_phy, memory = memory_bounds
+    window = len(units) // CQ_STORE_UNIT_SIZE
+    # The loop takes the first message whatever the limits, and stops at the unit after
+    # the last it takes: no more units than that are looked at.
+    most = max(1, min(max_msg_nums, config.max_transfer_count_on_message_in_memory))
+    count = min(window, most + 1)
+    looked_at = np.frombuffer(units, _UNIT_DTYPE, count)
+    phys, sizes = looked_at["offset"], looked_at["size"]
+    lowest = int(phys.min())
+    if lowest < 0 or sizes.min() <= 0 or sizes.max() >= BLANK_UNIT_SIZE:
+        return False
+    if max_phy - lowest > memory:
+        return False
+    byte_limit = config.max_transfer_bytes_on_message_in_memory
+    if max_total_bytes is not None:
+        byte_limit = min(byte_limit, max_total_bytes)
+    totals = np.cumsum(sizes, dtype=np.int64)
+    fit = int(np.searchsorted(totals, byte_limit, side="right"))
+    taken = max(1, min(count, most, fit))
+    records = _records(commit_log, phys[:taken], sizes[:taken])
+    if records is None:
+        return False
+    result.message_buffers.extend(records)
+    result.message_queue_offsets.extend(range(offset, offset + taken))
+    result.buffer_total_size = int(totals[taken - 1])
+    result.status = GetMessageStatus.FOUND
+    result.next_begin_offset = offset + taken
+    # suggest_pulling_from_slave stays False: no unit looked at is on disk.
+    return True
+
+
+def _records(
+    commit_log: CommitLog, phys: npt.NDArray[np.int64], sizes: npt.NDArray[np.int32]
+) -> list[memoryview] | None:
+    """Views of the records at ``phys`` with ``sizes``, as ``CommitLog.get_message`` gives
+    them, looking up each commit log file once; None when one is not readable."""
+    files = commit_log.mapped_file_queue
+    records: list[memoryview] = []
+    first = 0
+    while first < len(phys):
+        mapped = files.find_by_offset(int(phys[first]))
+        if mapped is None:
+            return None
+        base = mapped.file_from_offset
+        view = mapped.select(0)
+        # Units follow the commit log, so this file's run ends where offsets reach its end
+        # (past ``first`` at least: that one is in the file); the bounds check below keeps
+        # the answer exact even if they did not.
+        stop = first + int(np.searchsorted(phys[first:], base + mapped.file_size))
+        starts = phys[first:stop] - base
+        ends = starts + sizes[first:stop]
+        if starts.min() < 0 or ends.max() > len(view):
+            return None
+        records += [view[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        first = stop
+    return records
+
+
+def _take_each(
+    config: MessageStoreConfig,
+    commit_log: CommitLog,
+    units: memoryview,
+    offset: int,
+    limits: tuple[int, int | None],
+    memory_bounds: tuple[int, int],
+    message_filter: MessageFilter | None,
+    result: GetMessageResult,
+) -> None:
+    """RocketMQ's loop over the units one by one: any filter, holes, files being removed."""
+    max_msg_nums, max_total_bytes = limits
+    max_phy, memory = memory_bounds
     skip_until = _NO_FILE
     last_phy = 0
     read = 0
     buffers = result.message_buffers
     queue_offsets = result.message_queue_offsets
-    for phy, size, tags_code in UNIT.iter_unpack(units[:limit]):
+    for phy, size, tags_code in UNIT.iter_unpack(units):
         if not is_message_unit(phy, size):
             read += 1
             continue
