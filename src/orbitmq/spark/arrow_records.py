@@ -74,8 +74,19 @@ def _gather(
     data: npt.NDArray[np.uint8], positions: npt.NDArray[np.int64], width: int, dtype: str
 ) -> npt.NDArray[Any]:
     """The big-endian integer of ``width`` bytes at each of ``positions``."""
-    picked: npt.NDArray[np.uint8] = data[positions[:, None] + np.arange(width)]
-    return np.ravel(picked.view(dtype))
+    return np.ravel(_windows(data, positions, width).view(dtype))
+
+
+def _windows(
+    data: npt.NDArray[np.uint8], positions: npt.NDArray[np.int64], width: int
+) -> npt.NDArray[np.uint8]:
+    """The ``width`` bytes at each of ``positions``, a row each (one gather of rows of a
+    sliding-window view: no index per byte)."""
+    if not len(positions):
+        return np.zeros((0, width), np.uint8)
+    windows = np.lib.stride_tricks.sliding_window_view(data, width)
+    picked: npt.NDArray[np.uint8] = windows[positions]
+    return picked
 
 
 def _record_starts(data: Records) -> list[int]:
@@ -235,8 +246,7 @@ def _strings(
 
 def _prefixes(raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64]) -> dict[str, Any]:
     """Every record's fixed fields, as arrays by name; IPv6 hosts move the later ones."""
-    picked = raw[starts[:, None] + np.arange(_V4_PREFIX.itemsize)]
-    prefix = picked.view(_V4_PREFIX).ravel()
+    prefix = _windows(raw, starts, _V4_PREFIX.itemsize).view(_V4_PREFIX).ravel()
     sys_flag = prefix["sys_flag"]
     v6 = sys_flag & (sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG)
     fields = {name: prefix[name] for name in ("total", "magic", "queue_offset", "born_ts")}

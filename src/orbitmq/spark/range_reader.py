@@ -20,27 +20,34 @@ from orbitmq.spark.options import SourceOptions
 DECODE_BYTES: Final = 2 * 1024 * 1024
 
 
-def _coalesced(answers: Iterator[memoryview], limit: int) -> Iterator[bytearray | memoryview]:
+def _coalesced(answers: Iterator[memoryview], limit: int) -> Iterator[memoryview]:
     """The pull answers' records in runs of at least ``limit`` bytes (the last may be
-    shorter); an answer that big alone is passed on as it is, uncopied. A run must be used
-    before the next is asked for. When a pull fails, the answers read before it come out
-    first."""
-    pending = bytearray()
+    shorter); an answer that big alone is passed on as it is, uncopied. A run is a view of
+    a buffer reused for the next one: it must be used before the next is asked for. When a
+    pull fails, the answers read before it come out first."""
+    buffer = bytearray(2 * limit)
+    used = 0
     try:
         for records in answers:
-            if not pending and len(records) >= limit:
+            if not used and len(records) >= limit:
                 yield records
                 continue
-            pending += records
-            if len(pending) >= limit:
-                yield pending
-                pending = bytearray()
+            end = used + len(records)
+            if end > len(buffer):
+                grown = bytearray(2 * end)
+                grown[:used] = buffer[:used]
+                buffer = grown
+            buffer[used:end] = records
+            used = end
+            if used >= limit:
+                yield memoryview(buffer)[:used]
+                used = 0
     except OffsetOutOfRangeError:
-        if pending:
-            yield pending
+        if used:
+            yield memoryview(buffer)[:used]
         raise
-    if pending:
-        yield pending
+    if used:
+        yield memoryview(buffer)[:used]
 
 
 def _tags_set(topic: str, sub_expression: str) -> frozenset[str] | None:
