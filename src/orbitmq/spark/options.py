@@ -26,7 +26,7 @@ LATEST: Final = -1
 #: Messages one pull asks for. The broker caps a pull at its
 #: maxTransferCountOnMessageInMemory / ...OnDisk (32 and 8 by default), so a larger value
 #: pays off only where the broker allows it.
-DEFAULT_PULL_BATCH_SIZE: Final = 512
+DEFAULT_PULL_BATCH_SIZE: Final = 2048
 #: Kafka's default for maxTriggerDelay.
 DEFAULT_MAX_TRIGGER_DELAY_MS: Final = 15 * 60 * 1000
 
