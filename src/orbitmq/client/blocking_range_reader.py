@@ -99,11 +99,16 @@ class BlockingRangeReader:
         return RemotingCommand.create_request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
 
     def _take(self, addr: str) -> BlockingChannel:
-        with self._lock:
-            idle = self._idle.get(addr)
-            if idle:
-                return idle.pop()
-        return BlockingChannel(addr, self._connect_timeout_s)
+        """An idle channel to ``addr`` that is still open, else a new one."""
+        while True:
+            with self._lock:
+                idle = self._idle.get(addr)
+                channel = idle.pop() if idle else None
+            if channel is None:
+                return BlockingChannel(addr, self._connect_timeout_s)
+            if not channel.peer_closed():
+                return channel
+            channel.close()
 
     def _give_back(self, channel: BlockingChannel) -> None:
         if channel.closed:

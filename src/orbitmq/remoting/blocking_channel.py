@@ -101,6 +101,23 @@ class BlockingChannel:
             self.close()
             raise RemotingConnectError(f"connection to {self.addr} failed: {exc}") from exc
 
+    def peer_closed(self) -> bool:
+        """Whether the connection is no longer usable for a new request, checked without
+        blocking: the peer closed it (a broker restarted while the channel sat idle in a
+        pool), or bytes arrived that no request asked for."""
+        if self._closed:
+            return True
+        # Non-blocking for the peek (a socket with a timeout would wait for data first);
+        # send and receive set their own timeouts again.
+        self._socket.setblocking(False)
+        try:
+            self._socket.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            return False  # nothing to read: still open
+        except OSError:
+            return True
+        return True
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

@@ -1,16 +1,19 @@
-"""BlockingChannel against a scripted peer on a real socket: answers matched by opaque, bodies
-as views of the reused buffer, and every way the peer can fail: refused, silent, a bad
-frame, a cut stream. Each failure closes the channel."""
+"""BlockingChannel, and the range reader's pool of them, against a scripted peer on a real
+socket: answers matched by opaque, bodies as views of the reused buffer, every way the peer
+can fail (refused, silent, a bad frame, a cut stream; each failure closes the channel), and
+a pooled channel whose peer went away while it sat idle."""
 
 from __future__ import annotations
 
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
 
+from orbitmq.client.blocking_range_reader import BlockingRangeReader
 from orbitmq.protocol import (
     FrameDecoder,
     ProtocolError,
@@ -25,19 +28,20 @@ Script = Callable[[socket.socket], None]
 
 
 @pytest.fixture
-def peer() -> Iterator[Callable[[Script], str]]:
+def peer() -> Iterator[Callable[..., str]]:
     """Serve one connection with a script; the address to connect to."""
     threads: list[threading.Thread] = []
     listeners: list[socket.socket] = []
 
-    def serve(script: Script) -> str:
+    def serve(script: Script, connections: int = 1) -> str:
         listener = socket.create_server(("127.0.0.1", 0))
         listeners.append(listener)
 
         def run() -> None:
-            conn, _ = listener.accept()
-            with conn:
-                script(conn)
+            for _ in range(connections):
+                conn, _ = listener.accept()
+                with conn:
+                    script(conn)
 
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
@@ -141,3 +145,43 @@ def test_an_answer_to_no_request_is_a_protocol_error(peer) -> None:
     with pytest.raises(ProtocolError, match="matches no request"):
         channel.receive(2.0)
     assert channel.closed
+
+
+def test_an_idle_channel_knows_when_its_peer_has_gone(peer) -> None:
+    closed = threading.Event()
+
+    def script(conn: socket.socket) -> None:
+        requests_from(conn, 1)
+        conn.sendall(answer(first, b"ok"))
+        closed.wait(5)
+
+    first = request()
+    channel = BlockingChannel(peer(script), 2.0)
+    channel.send(first, 2.0)
+    channel.receive(2.0)
+    assert not channel.peer_closed()  # idle and open
+    closed.set()  # the peer's script ends: it closes the connection
+    deadline = time.monotonic() + 5
+    while not channel.peer_closed():
+        assert time.monotonic() < deadline, "the peer's close was never seen"
+        time.sleep(0.01)
+
+
+def test_a_range_reader_replaces_a_pooled_channel_whose_peer_has_gone(peer) -> None:
+    accepted: list[int] = []
+
+    def script(conn: socket.socket) -> None:
+        accepted.append(1)  # and close at once: a broker that restarted
+
+    addr = peer(script, connections=2)
+    reader = BlockingRangeReader("g", 2.0)
+    stale = BlockingChannel(addr, 2.0)
+    reader._idle[addr] = [stale]
+    deadline = time.monotonic() + 5
+    while not stale.peer_closed():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    fresh = reader._take(addr)
+    assert fresh is not stale and stale.closed and not fresh.closed
+    fresh.close()
+    reader.close()
