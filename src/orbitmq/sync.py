@@ -691,9 +691,12 @@ class QueueReader(_Facade[AsyncQueueReader]):
         subscription: str = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> Iterator[memoryview]:
-        """The undecoded pulls of ``QueueReader.read_raw``, one pull ahead as ``read``, over
-        a blocking socket of this thread's own: each answer's records as a view, valid
-        until the next one is asked for (copy what must outlive it)."""
+        """The pulls of ``read`` undecoded, for a caller that decodes the stored records
+        itself: each answer's records as a view, valid until the next one is asked for
+        (copy what must outlive it). Read over a blocking socket of the calling thread's
+        own, one pull ahead. The broker matched tag hash codes only and may send records at
+        or past ``end_offset`` when it filters: the caller keeps what is below
+        ``end_offset`` and re-checks the tag strings."""
         addr = self._call(self._client.broker_addr(mq))
         yield from self._ranges.read_raw(
             addr, mq, start_offset, end_offset, subscription=subscription, batch_size=batch_size

@@ -4,8 +4,8 @@
 The answers go from the socket into a buffer the channel keeps, and their records are handed
 out as views of it: no hop through an event-loop thread, no copy per answer. One pull is kept
 ahead: the next is asked for as soon as an answer's header says where it starts, so the
-broker reads it while the caller decodes the answer in hand. The statuses, offset checks and
-errors are those of :class:`orbitmq.client.QueueReader`'s ``read_raw``.
+broker reads it while the caller decodes the answer in hand. The pulls, offset checks and
+errors are those of :meth:`orbitmq.client.QueueReader.read`.
 """
 
 from __future__ import annotations
