@@ -210,7 +210,7 @@ async def test_a_malformed_staged_batch_is_refused_when_sent_not_when_committed(
         )
         addr = cluster.brokers[0].address
         api = producer.instance.api
-        with pytest.raises(MQBrokerError, match="staged batch is malformed") as refused:
+        with pytest.raises(MQBrokerError, match="staged batch is refused") as refused:
             await api.send_message(addr, "broker-a", header, body[:-3], "", 5.0)
         assert refused.value.code == ResponseCode.MESSAGE_ILLEGAL
         forged = message_properties_to_string({**properties, mc.PROPERTY_HALF_BATCH: "2"})
@@ -219,3 +219,24 @@ async def test_a_malformed_staged_batch_is_refused_when_sent_not_when_committed(
             await api.send_message(addr, "broker-a", one, b"one", "", 5.0)
         store = cluster.brokers[0].message_store
         assert store.get_max_offset_in_queue(RMQ_SYS_TRANS_HALF_TOPIC, 0) == 0
+
+
+async def test_a_staged_batch_that_could_not_be_committed_is_refused_when_sent(
+    tmp_path: Path,
+) -> None:
+    # 20 messages of 100 bytes: a half of about 3,800 bytes fits under 4,096, the same
+    # messages stored one record each (fixed fields, topic, properties) do not. Staged, the
+    # commit would fail after the half had been acknowledged.
+    settings = {"max_message_size": 4096}
+    async with (
+        InProcessCluster(tmp_path / "c", store_settings=settings) as cluster,
+        Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer,
+    ):
+        rows = [b"r" * 100] * 20
+        with pytest.raises(MQBrokerError, match="over maxMessageSize 4096") as refused:
+            await send_half(producer, rows, 0)
+        assert refused.value.code == ResponseCode.MESSAGE_ILLEGAL
+        committed = await send_half(producer, rows[:10], 0)  # fewer at a time fit
+        await end(cluster, producer, committed)
+        await settle(cluster)
+        assert await visible(cluster, 0) == rows[:10]

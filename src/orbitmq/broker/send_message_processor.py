@@ -203,7 +203,7 @@ class SendMessageProcessor:
         try:
             return self.transactions.batch_to_half(msg)
         except MessageFormatError as exc:
-            _fail(response, ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is malformed: {exc}")
+            _fail(response, ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is refused: {exc}")
             return None
 
     async def _msg_check(

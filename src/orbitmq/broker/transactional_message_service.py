@@ -33,7 +33,7 @@ from orbitmq.common import (
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.errors import MessageFormatError
-from orbitmq.common.message_decoder import decode_message
+from orbitmq.common.message_decoder import BATCH_ITEM_PREFIX, calc_msg_length, decode_message
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from orbitmq.protocol import ResponseCode
 from orbitmq.protocol.header import EndTransactionRequestHeader
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 #: The op message tag that marks a half as resolved (TransactionalMessageUtil.REMOVETAG).
 REMOVE_TAG: Final = "d"
 _HALF_QUEUE_ID: Final = 0
+_WIDEST_HOSTS: Final = sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG
 _LOAD_BATCH: Final = 256
 
 
@@ -87,17 +88,32 @@ class TransactionalMessageService:
         msg.queue_id = _HALF_QUEUE_ID
         return msg
 
-    @staticmethod
-    def batch_to_half(batch: MessageExtBatch) -> MessageExtBrokerInner:
+    def batch_to_half(self, batch: MessageExtBatch) -> MessageExtBrokerInner:
         """The one half message a transactional batch send stores: the batch's body, its own
-        properties; raises MessageFormatError when the body is not a well-formed batch (it is
-        checked now, not at the commit, which must not fail)."""
+        properties. Raises MessageFormatError when the body is not a well-formed batch, or
+        when its messages, stored at the commit, could go over maxMessageSize: it is
+        checked now, because the commit of a half that was acknowledged must not fail."""
         count = count_batch_messages(batch.body)
         if count == 0:
             raise MessageFormatError("the batch holds no message")
         properties = {
             k: v for k, v in batch.properties.items() if k != mc.PROPERTY_WAIT_STORE_MSG_OK
         }
+        # Each message is stored with a record's fixed fields (IPv6 hosts, the largest), the
+        # topic and the batch's own properties, in place of its batch item's 22 bytes.
+        extra = calc_msg_length(
+            _WIDEST_HOSTS,
+            0,
+            len(batch.topic.encode()),
+            len(message_properties_to_string(properties).encode()) + 1,
+        )
+        stored = len(batch.body) + count * (extra - BATCH_ITEM_PREFIX.size - 2)
+        limit = self._store.config.max_message_size
+        if stored > limit:
+            raise MessageFormatError(
+                f"its {count} messages would take up to {stored} bytes when committed, over"
+                f" maxMessageSize {limit}: stage fewer at a time"
+            )
         properties[mc.PROPERTY_HALF_BATCH] = str(count)
         half = MessageExtBrokerInner(
             batch.topic,
@@ -109,7 +125,7 @@ class TransactionalMessageService:
             born_host=batch.born_host,
             properties_string=message_properties_to_string(properties),
         )
-        return TransactionalMessageService.to_half(half)
+        return self.to_half(half)
 
     async def end(self, header: EndTransactionRequestHeader) -> tuple[int, str | None]:
         """Commit or roll back the half ``header`` names: (response code, remark)."""
