@@ -99,14 +99,10 @@ class TransactionalMessageService:
         properties = {
             k: v for k, v in batch.properties.items() if k != mc.PROPERTY_WAIT_STORE_MSG_OK
         }
+        text = message_properties_to_string(properties)
         # Each message is stored with a record's fixed fields (IPv6 hosts, the largest), the
         # topic and the batch's own properties, in place of its batch item's 22 bytes.
-        extra = calc_msg_length(
-            _WIDEST_HOSTS,
-            0,
-            len(batch.topic.encode()),
-            len(message_properties_to_string(properties).encode()) + 1,
-        )
+        extra = calc_msg_length(_WIDEST_HOSTS, 0, len(batch.topic.encode()), len(text.encode()) + 1)
         stored = len(batch.body) + count * (extra - BATCH_ITEM_PREFIX.size - 2)
         limit = self._store.config.max_message_size
         if stored > limit:
@@ -114,7 +110,8 @@ class TransactionalMessageService:
                 f"its {count} messages would take up to {stored} bytes when committed, over"
                 f" maxMessageSize {limit}: stage fewer at a time"
             )
-        properties[mc.PROPERTY_HALF_BATCH] = str(count)
+        counted = {mc.PROPERTY_HALF_BATCH: str(count)}
+        properties.update(counted)
         half = MessageExtBrokerInner(
             batch.topic,
             body=batch.body,
@@ -123,7 +120,7 @@ class TransactionalMessageService:
             sys_flag=batch.sys_flag,
             born_timestamp=batch.born_timestamp,
             born_host=batch.born_host,
-            properties_string=message_properties_to_string(properties),
+            properties_string=text + message_properties_to_string(counted),
         )
         return self.to_half(half)
 

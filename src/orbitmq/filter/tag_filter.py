@@ -88,17 +88,17 @@ class TagMessageFilter:
 
     def __init__(self, subscription: SubscriptionData | None) -> None:
         self.subscription = subscription
-
-    @property
-    def matches_all(self) -> bool:
-        """Every message matches, by consume queue and by commit log: no subscription, ``*``,
-        or an expression that is not TAG (not this filter's to evaluate)."""
-        sub = self.subscription
-        return sub is None or sub.is_sub_all or not is_tag_type(sub.expression_type)
+        #: Every message matches, by consume queue and by commit log: no subscription,
+        #: ``*``, or an expression that is not TAG (not this filter's to evaluate).
+        self.matches_all = (
+            subscription is None
+            or subscription.is_sub_all
+            or not is_tag_type(subscription.expression_type)
+        )
 
     def is_matched_by_consume_queue(self, tags_code: int) -> bool:
         sub = self.subscription
-        if sub is None or self.matches_all:
+        if self.matches_all or sub is None:
             return True
         return _int32(tags_code) in sub.code_set
 

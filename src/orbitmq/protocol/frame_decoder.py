@@ -6,7 +6,12 @@ import struct
 from typing import Final
 
 from orbitmq.protocol.errors import ProtocolError
-from orbitmq.protocol.remoting_command import MAX_FRAME_BYTES, RemotingCommand, decode_command
+from orbitmq.protocol.remoting_command import (
+    MAX_FRAME_BYTES,
+    RemotingCommand,
+    check_frame_length,
+    decode_command,
+)
 
 _LENGTH: Final = struct.Struct(">i")
 #: Buffers are allocated in multiples of this.
@@ -98,10 +103,7 @@ class FrameDecoder:
             with memoryview(buffer) as view:
                 while end - position >= 4:
                     length = _LENGTH.unpack_from(buffer, position)[0]
-                    if length < 4 or length + 4 > self._max_frame_bytes:
-                        raise ProtocolError(
-                            f"frame length {length} is outside 4..{self._max_frame_bytes - 4}"
-                        )
+                    check_frame_length(length, self._max_frame_bytes)
                     frame_end = position + 4 + length
                     if frame_end > end:
                         break

@@ -159,6 +159,12 @@ class RemotingCommand:
 # -- decoding ---------------------------------------------------------------------------
 
 
+def check_frame_length(length: int, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+    """A frame's length field (what follows it) must be 4 .. max - 4: ProtocolError if not."""
+    if length < 4 or length + 4 > max_frame_bytes:
+        raise ProtocolError(f"frame length {length} is outside 4..{max_frame_bytes - 4}")
+
+
 def decode_command(frame: bytes | bytearray | memoryview) -> RemotingCommand:
     """A command from one frame without its length field (what follows it)."""
     view = memoryview(frame)

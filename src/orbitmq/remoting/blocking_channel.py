@@ -14,7 +14,7 @@ import socket
 import struct
 from typing import Final
 
-from orbitmq.protocol import MAX_FRAME_BYTES, ProtocolError, RemotingCommand, decode_header
+from orbitmq.protocol import ProtocolError, RemotingCommand, check_frame_length, decode_header
 from orbitmq.remoting.errors import (
     RemotingConnectError,
     RemotingError,
@@ -131,8 +131,7 @@ class BlockingChannel:
     def _frame_length(self) -> int:
         head = self._read_into(0, 4)
         length: int = _LENGTH.unpack_from(head)[0]
-        if length < 4 or length + 4 > MAX_FRAME_BYTES:
-            raise ProtocolError(f"frame length {length} is outside 4..{MAX_FRAME_BYTES - 4}")
+        check_frame_length(length)
         return length
 
     def _read_frame(self, length: int) -> memoryview:
