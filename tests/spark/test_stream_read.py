@@ -109,6 +109,38 @@ def test_processing_time_trigger_follows_new_messages_and_resumes(
     assert written(spark, out) == expected((2, 0, 70))
 
 
+def test_queues_added_to_the_topic_mid_stream_are_read_from_their_start(
+    spark: SparkSession,
+    cluster: ThreadedCluster,
+    producer: Producer,
+    admin: AdminClient,
+    topic: str,
+    tmp_path: Path,
+) -> None:
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    query = to_parquet(
+        stream(spark, cluster.namesrv_addr, topic),
+        out,
+        checkpoint,
+        processingTime="100 milliseconds",
+    )
+    try:
+        produce(producer, topic, bodies(0, 0, 10), queue_id=0)
+        wait_for_max_offsets(cluster, topic, {0: 10})
+        query.processAllAvailable()
+        admin.create_topic(topic, queue_nums=6)  # expanded while the query runs
+        produce(producer, topic, bodies(5, 0, 12), queue_id=5)
+        wait_for_max_offsets(cluster, topic, {5: 12})
+        deadline = time.monotonic() + WAIT_S
+        while (5, 11, b"q5-11") not in written(spark, out):
+            assert time.monotonic() < deadline, "the new queue was never read"
+            query.processAllAvailable()
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    assert written(spark, out) == expected((0, 0, 10), (5, 0, 12))
+
+
 def test_max_offsets_per_trigger_sizes_the_batches(
     spark: SparkSession, cluster: ThreadedCluster, producer: Producer, topic: str, tmp_path: Path
 ) -> None:
