@@ -1,13 +1,17 @@
-"""Shared builders for tests: small store configs, messages, ``orbitmq start`` subprocesses."""
+"""Shared builders for tests: small store configs, messages, ``orbitmq start`` subprocesses,
+and a waiter for log records."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import logging
 import os
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +154,44 @@ def start_orbitmq(
     process.kill()
     process.wait()
     raise AssertionError(f"no ready line: {stdout.read_text()!r} {stderr.read_text()!r}")
+
+
+class LogRecordWaiter(logging.Handler):
+    """Collects the records of one logger (and its children) and lets a test await the first
+    one matching a predicate: for events that only show in the log. Use as a context
+    manager; it sets the logger's level to DEBUG while attached."""
+
+    def __init__(self, logger: str) -> None:
+        super().__init__(logging.DEBUG)
+        self._logger = logging.getLogger(logger)
+        self._saved_level = self._logger.level
+        self.records: list[logging.LogRecord] = []
+        self._waiters: list[tuple[Callable[[logging.LogRecord], bool], asyncio.Event]] = []
+
+    def __enter__(self) -> LogRecordWaiter:
+        self._logger.addHandler(self)
+        self._logger.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._saved_level)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        for predicate, event in self._waiters:
+            if predicate(record):
+                event.set()
+
+    async def wait_for(
+        self, predicate: Callable[[logging.LogRecord], bool], timeout_s: float = 10
+    ) -> None:
+        event = asyncio.Event()
+        if any(predicate(r) for r in self.records):
+            return
+        self._waiters.append((predicate, event))
+        async with asyncio.timeout(timeout_s):
+            await event.wait()
+
+    def at_least(self, level: int) -> list[str]:
+        return [r.getMessage() for r in self.records if r.levelno >= level]

@@ -17,7 +17,8 @@ from orbitmq.client import (
     SendResult,
 )
 from orbitmq.client.admin_client import AdminClient
-from orbitmq.common import Message, MessageExt, MessageQueue
+from orbitmq.common import Message, MessageExt, MessageQueue, UniqueIdGenerator
+from orbitmq.common import message_const as mc
 from orbitmq.common.topic import retry_topic
 from orbitmq.protocol import (
     ConsumeFromWhere,
@@ -30,6 +31,8 @@ from orbitmq.protocol import (
 from orbitmq.testing import InProcessCluster
 
 T = TypeVar("T")
+#: Unique ids as a producer with pid 4242 makes them: the pid fixes how an id decodes.
+PID_4242_IDS = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=4242)
 #: The key index and the name servers' routes follow in the background: wait this long.
 WAIT_S = 5.0
 
@@ -321,3 +324,31 @@ async def test_reset_reaches_a_running_consumer_which_consumes_again(
 
 async def _true_when(condition: bool) -> bool | None:
     return condition or None
+
+
+async def test_view_message_takes_the_id_send_returned(
+    cluster: InProcessCluster, admin: AdminClient
+) -> None:
+    # send() returns the unique id (UNIQ_KEY) as msg_id. Read as an offset id it would name
+    # a made-up store address; it is recognised instead, and found through its topic.
+    await admin.create_topic("ViewTopic", queue_nums=1)
+    msg = Message("ViewTopic", b"v")
+    msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = PID_4242_IDS.create()
+    async with Producer("view_pg", namesrv_addr=cluster.namesrv_addr) as producer:
+        result = await producer.send(msg)
+
+    with pytest.raises(MQClientError) as caught:
+        await admin.view_message(result.msg_id)
+    assert str(caught.value) == (
+        f"msg_id {result.msg_id} is a unique id (what send() returns as msg_id), not an offset"
+        " message id: looking it up needs its topic, view_message(msg_id, topic)"
+    )
+
+    async def by_unique_id() -> MessageExt | None:
+        try:
+            return await admin.view_message(result.msg_id, "ViewTopic")
+        except MQClientError:
+            return None  # the index follows the commit log in the background
+
+    assert (await eventually(by_unique_id)).body == b"v"
+    assert (await admin.view_message(result.offset_msg_id)).unique_key == result.msg_id

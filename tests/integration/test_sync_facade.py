@@ -26,7 +26,8 @@ from orbitmq import (
     SendStatus,
 )
 from orbitmq.client import OffsetOutOfRangeError, select_by_hash
-from orbitmq.common import decode_messages
+from orbitmq.common import UniqueIdGenerator, decode_messages
+from orbitmq.common import message_const as mc
 from orbitmq.protocol import ConsumeFromWhere
 from orbitmq.sync import AdminClient, LitePullConsumer, Producer, PushConsumer, QueueReader
 from orbitmq.testing import ThreadedCluster
@@ -253,6 +254,28 @@ def test_sync_admin_client_creates_and_describes_a_topic(namesrv_addr: str) -> N
         assert len(admin.topic_status("AdminSync")) == 3
         assert "broker-a" in admin.master_addrs()
     assert not new_facade_threads("orbitmq-sync-admin", before)
+
+
+def test_sync_admin_client_views_a_message_by_the_id_send_returned(namesrv_addr: str) -> None:
+    msg = Message("ViewSync", b"v")
+    # A unique id as a producer with pid 4242 makes it (the pid fixes how it decodes).
+    uniq = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=4242).create()
+    msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = uniq
+    with Producer("view-pg", namesrv_addr=namesrv_addr) as producer:
+        result = producer.send(msg)
+    with AdminClient(namesrv_addr=namesrv_addr) as admin:
+        with pytest.raises(MQClientError, match=r"is a unique id .* needs its topic"):
+            admin.view_message(result.msg_id)
+        assert admin.view_message(result.offset_msg_id).unique_key == uniq
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the index follows the commit log in the background
+            try:
+                assert admin.view_message(uniq, "ViewSync").body == b"v"
+                break
+            except MQClientError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
 
 def poll_until(consumer: LitePullConsumer, count: int) -> list[MessageExt]:

@@ -18,10 +18,20 @@ from orbitmq.protocol import (
     ResponseCode,
     TopicConfigSerializeWrapper,
     UnRegisterBrokerRequestHeader,
+    wrong_server_problem,
 )
 from orbitmq.remoting import RemotingClient
 
 log = logging.getLogger(__name__)
+
+
+def _refusal(addr: str, request: RemotingCommand, response: RemotingCommand) -> str:
+    """A name server's refusal in one line; when ``addr`` turns out to be no name server
+    (a namesrvAddr pointing at a broker), what to put in namesrvAddr instead."""
+    problem = wrong_server_problem(addr, request.code, response.code)
+    if problem is not None:
+        return f"{problem} (the broker's namesrvAddr)"
+    return f"code {response.code} {response.remark}"
 
 
 def body_crc32(body: bytes) -> int:
@@ -97,10 +107,9 @@ class BrokerOuterAPI:
             return None
         if response.code != ResponseCode.SUCCESS:
             log.warning(
-                "registerBroker to name server %s refused: code %d %s",
+                "registerBroker to name server %s refused: %s",
                 addr,
-                response.code,
-                response.remark,
+                _refusal(addr, request, response),
             )
             return None
         answer = RegisterBrokerResponseHeader.from_ext_fields(response.ext_fields)
@@ -129,10 +138,9 @@ class BrokerOuterAPI:
             return
         if response.code != ResponseCode.SUCCESS:
             log.warning(
-                "unregisterBroker from name server %s refused: code %d %s",
+                "unregisterBroker from name server %s refused: %s",
                 addr,
-                response.code,
-                response.remark,
+                _refusal(addr, request, response),
             )
         else:
             log.info("unregistered from name server %s", addr)

@@ -26,13 +26,8 @@ from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.topic import (
     DLQ_GROUP_TOPIC_PREFIX,
     RETRY_GROUP_TOPIC_PREFIX,
-    RMQ_SYS_OFFSET_MOVED_EVENT,
-    RMQ_SYS_SCHEDULE_TOPIC,
-    RMQ_SYS_SELF_TEST_TOPIC,
-    RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
-    RMQ_SYS_TRANS_HALF_TOPIC,
-    RMQ_SYS_TRANS_OP_HALF_TOPIC,
     TOPIC_MAX_LENGTH,
+    send_forbidden_remark,
 )
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig, TopicFilterType
@@ -51,16 +46,6 @@ FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further 
 DLQ_NUMS_PER_GROUP: Final = 1
 #: RocketMQ's ``BrokerConfig.regionId`` default and ``traceOn`` default, sent on every answer.
 DEFAULT_REGION: Final = "DefaultRegion"
-NOT_ALLOWED_SEND_TOPICS: Final = frozenset(
-    {
-        RMQ_SYS_SCHEDULE_TOPIC,
-        RMQ_SYS_TRANS_HALF_TOPIC,
-        RMQ_SYS_TRANS_OP_HALF_TOPIC,
-        RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
-        RMQ_SYS_SELF_TEST_TOPIC,
-        RMQ_SYS_OFFSET_MOVED_EVENT,
-    }
-)
 _VALID_TOPIC_CHARS: Final = frozenset(
     "%|abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 )
@@ -224,12 +209,11 @@ class SendMessageProcessor:
         if problem is not None:
             _fail(response, ResponseCode.SYSTEM_ERROR, problem)
             return None
-        if topic in NOT_ALLOWED_SEND_TOPICS:
-            _fail(
-                response,
-                ResponseCode.NO_PERMISSION,
-                f"Sending message to topic[{topic}] is forbidden.",
-            )
+        forbidden = send_forbidden_remark(topic)
+        if forbidden is not None:
+            # Only the broker writes these (schedule, transactions); its own writes go to
+            # the store directly, never through this processor.
+            _fail(response, ResponseCode.NO_PERMISSION, forbidden)
             return None
         topic_config = manager.select_topic_config(topic)
         if topic_config is None:

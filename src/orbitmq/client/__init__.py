@@ -25,7 +25,13 @@ from orbitmq.client.consumer_config import (
     Listener,
     PushConsumerConfig,
 )
-from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
+from orbitmq.client.errors import (
+    MQBrokerError,
+    MQClientError,
+    NoRouteError,
+    SendTimeoutError,
+    WrongServerError,
+)
 from orbitmq.client.latency_fault import (
     DEFAULT_LATENCY_MAX_MS,
     DEFAULT_NOT_AVAILABLE_DURATION_MS,
@@ -123,8 +129,10 @@ __all__ = [
     "SendMessageHook",
     "SendResult",
     "SendStatus",
+    "SendTimeoutError",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "WrongServerError",
     "allocate_averagely",
     "allocate_averagely_by_circle",
     "allocate_by_machine_room",

@@ -20,8 +20,14 @@ from typing import Final, TypeVar
 from orbitmq.client.admin_api import NAMESPACE_ORDER_TOPIC_CONFIG, MQAdminAPI
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
-from orbitmq.common import MessageExt, MessageFormatError, MessageQueue, decode_message_id
-from orbitmq.common.topic import retry_topic, topic_problem
+from orbitmq.common import (
+    MessageExt,
+    MessageFormatError,
+    MessageQueue,
+    decode_message_id,
+    is_message_id_shaped,
+)
+from orbitmq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC, retry_topic, topic_problem
 from orbitmq.protocol import (
     MASTER_ID,
     ClusterInfo,
@@ -42,6 +48,11 @@ _ROUTE_POLL_S: Final = 0.05
 
 
 _T = TypeVar("_T")
+#: The end of view_message's error when an offset id finds nothing and no topic was given.
+_UNIQUE_ID_NEEDS_TOPIC: Final = (
+    "; if it is a unique id (what send() returns as msg_id), looking it up needs its topic,"
+    " view_message(msg_id, topic)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +151,10 @@ class AdminClient:
                 return await call(addr)
             except RemotingError as exc:
                 errors.append(f"{addr}: {exc}")
-        raise MQClientError(f"no name server answered: {'; '.join(errors) or 'none set'}")
+        raise MQClientError(
+            f"no name server answered: {'; '.join(errors) or 'none set'}; "
+            "check namesrv_addr and that the name server is running"
+        )
 
     # -- cluster and routes ---------------------------------------------------------------
 
@@ -228,7 +242,7 @@ class AdminClient:
             raise MQClientError(f"no master broker in {cluster or 'any cluster'}")
         header = CreateTopicRequestHeader(
             topic=topic,
-            default_topic="TBW102",
+            default_topic=AUTO_CREATE_TOPIC_KEY_TOPIC,
             read_queue_nums=queue_nums,
             write_queue_nums=queue_nums,
             perm=perm,
@@ -384,21 +398,29 @@ class AdminClient:
     # -- messages -------------------------------------------------------------------------
 
     async def view_message(self, msg_id: str, topic: str | None = None) -> MessageExt:
-        """The message with offset message id ``msg_id``, read from the broker it names.
-        With ``topic``, ``msg_id`` may also be a unique id (what a producer's send returns as
-        msg_id): when it names no known broker, or that broker has no such message, it is
-        looked up by unique id (RocketMQ's viewMessage(topic, msgId))."""
+        """The message with id ``msg_id``: an offset message id (SendResult.offset_msg_id),
+        read from the broker it names, or a unique id (SendResult.msg_id, the UNIQ_KEY),
+        looked up by query in ``topic``'s index, which it needs (RocketMQ's
+        viewMessage(topic, msgId): an id that does not decode as an offset id, names no
+        broker of the cluster, or finds no message there is taken for a unique id)."""
         self._check_started()
         try:
             (host, port), offset = decode_message_id(msg_id)
         except MessageFormatError as exc:
+            if topic is None and is_message_id_shaped(msg_id):
+                raise MQClientError(
+                    f"msg_id {msg_id} is a unique id (what send() returns as msg_id), not an"
+                    " offset message id: looking it up needs its topic,"
+                    " view_message(msg_id, topic)"
+                ) from None
             if topic is None:
                 raise MQClientError(f"msg_id: {exc}") from None
             return await self.query_message_by_unique_id(topic, msg_id)
         addr = f"{host}:{port}"
         if topic is not None:
-            # A unique id decodes too, to an address nobody listens on: do not wait for a
-            # connect timeout when the address is none of the cluster's brokers.
+            # A unique id made by a process whose pid is a multiple of 65536 decodes too, to
+            # an address nobody listens on: do not wait for a connect timeout when the
+            # address is none of the cluster's brokers.
             known = {
                 a
                 for b in (await self.cluster_info()).broker_addr_table.values()
@@ -411,7 +433,9 @@ class AdminClient:
         except (MQBrokerError, RemotingError, ValueError) as exc:
             if topic is not None:
                 return await self.query_message_by_unique_id(topic, msg_id)
-            raise MQClientError(f"no message {msg_id} at {addr}: {exc}") from exc
+            raise MQClientError(
+                f"no message {msg_id} at {addr}: {exc}{_UNIQUE_ID_NEEDS_TOPIC}"
+            ) from exc
 
     async def query_messages_by_key(
         self,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar, Final
 
 from orbitmq.common import OrbitError
-from orbitmq.protocol import RemotingCommand, ResponseCode
+from orbitmq.protocol import RemotingCommand, ResponseCode, wrong_server_problem
 
 
 class MQClientError(OrbitError):
@@ -25,6 +25,14 @@ class NoRouteError(MQClientError):
 
     retriable = True
     refresh_route = True
+
+
+class SendTimeoutError(MQClientError, TimeoutError):
+    """A send did not finish within its timeout (send_msg_timeout_s). The message names what
+    it was still waiting for (the name servers for the route, or a broker) and the last
+    error of earlier attempts. Also a ``TimeoutError``, which is what sends raised before."""
+
+    retriable = True
 
 
 class MQBrokerError(OrbitError):
@@ -64,8 +72,31 @@ class MQBrokerError(OrbitError):
         return self.code in FLOW_CONTROL_CODES
 
     @classmethod
-    def for_response(cls, response: RemotingCommand, addr: str) -> MQBrokerError:
+    def for_response(
+        cls, response: RemotingCommand, addr: str, request_code: int | None = None
+    ) -> MQBrokerError:
+        """The exception ``response`` from ``addr`` means. Given the ``request_code`` it
+        answered, a REQUEST_CODE_NOT_SUPPORTED that shows a name server taken for a broker
+        (or the reverse) is a WrongServerError: the one place the client applies that rule
+        (``orbitmq.protocol.wrong_server_problem``)."""
+        if request_code is not None:
+            problem = wrong_server_problem(addr, request_code, response.code)
+            if problem is not None:
+                return WrongServerError(problem, response.code, response.remark, addr)
         return cls(response.code, response.remark, addr)
+
+
+class WrongServerError(MQBrokerError):
+    """The address is the other kind of server: a broker where a name server was expected,
+    or the reverse (it answered REQUEST_CODE_NOT_SUPPORTED to a code every server of the
+    expected kind serves). The message says which and what to use instead; retrying or
+    refreshing the route cannot help, the address setting must change."""
+
+    def __init__(self, problem: str, code: int, remark: str | None, addr: str) -> None:
+        super().__init__(code, remark, addr)
+        self.args = (problem,)
+        self.retriable = False
+        self.refresh_route = False
 
 
 #: Answers that ask the client to slow down.

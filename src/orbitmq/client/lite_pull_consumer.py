@@ -198,7 +198,11 @@ class LitePullConsumer:
             )
         )
         if subscribing:
-            await self.rebalance.fetch_routes()
+            try:
+                await self.rebalance.fetch_routes()  # a dead or wrong name server raises
+            except BaseException:
+                await self.shutdown()
+                raise
             await self.instance.send_heartbeat_to_all_brokers()
             await self.rebalance.do_rebalance()
             self._tasks.append(asyncio.create_task(self.rebalance.run()))

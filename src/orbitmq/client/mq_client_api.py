@@ -91,7 +91,18 @@ class MQClientAPI:
         self, addr: str, code: int, ext_fields: dict[str, str], body: bytes, timeout_s: float
     ) -> RemotingCommand:
         request = RemotingCommand.create_request(code, ext_fields, body)
-        return await self.remoting.invoke(addr, request, timeout_s)
+        return await self._invoke(addr, request, timeout_s)
+
+    async def _invoke(
+        self, addr: str, request: RemotingCommand, timeout_s: float
+    ) -> RemotingCommand:
+        """Every answered request goes through here: REQUEST_CODE_NOT_SUPPORTED raises at
+        once, as a WrongServerError when it shows the address is the other kind of server
+        (no method here expects that code as an answer)."""
+        response = await self.remoting.invoke(addr, request, timeout_s)
+        if response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+            raise MQBrokerError.for_response(response, addr, request.code)
+        return response
 
     async def _ok(
         self,
@@ -323,7 +334,7 @@ class MQClientAPI:
         if oneway:
             await self.remoting.invoke_oneway(addr, request)
             return
-        response = await self.remoting.invoke(addr, request, timeout_s)
+        response = await self._invoke(addr, request, timeout_s)
         if response.code != ResponseCode.SUCCESS:
             raise MQBrokerError.for_response(response, addr)
 
@@ -478,7 +489,7 @@ def pull_result_of(response: RemotingCommand, addr: str) -> PullResult:
     MQBrokerError for a code that is not a pull status."""
     status = _PULL_STATUS.get(response.code)
     if status is None:
-        raise MQBrokerError.for_response(response, addr)
+        raise MQBrokerError.for_response(response, addr, RequestCode.PULL_MESSAGE)
     answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
     return PullResult(
         status,

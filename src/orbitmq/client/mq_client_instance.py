@@ -14,7 +14,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Final, Protocol, runtime_checkable
 
-from orbitmq.client.errors import MQClientError, NoRouteError
+from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
 from orbitmq.client.mq_client_api import MQClientAPI
 from orbitmq.client.topic_publish_info import TopicPublishInfo
 from orbitmq.common import MessageQueue
@@ -235,7 +235,7 @@ class MQClientInstance:
         addresses = self.config.namesrv_addresses
         if not addresses:
             raise MQClientError("No name server address, please set namesrv_addr")
-        errors: list[str] = []
+        failures: list[tuple[str, Exception]] = []
         # Any name server will do; start at a random one so clients spread their load.
         start = random.randrange(len(addresses))
         for addr in addresses[start:] + addresses[:start]:
@@ -245,9 +245,9 @@ class MQClientInstance:
                 )
             except NoRouteError:
                 raise
-            except (RemotingError, MQClientError) as exc:
-                errors.append(f"{addr}: {exc}")
-        raise MQClientError(f"no name server answered for topic {topic}: {'; '.join(errors)}")
+            except (RemotingError, MQClientError, MQBrokerError) as exc:
+                failures.append((addr, exc))
+        raise route_failure(topic, failures) from failures[-1][1]
 
     async def update_all_routes(self) -> None:
         topics = set(self.routes)
@@ -320,6 +320,24 @@ class MQClientInstance:
                     await self.api.send_heartbeat(addr, data, self.config.mq_client_api_timeout_s)
                 except Exception as exc:
                     log.warning("heartbeat to %s (%s) failed: %s", broker_name, addr, exc)
+
+
+def route_failure(topic: str, failures: list[tuple[str, Exception]]) -> Exception:
+    """One line for name servers that gave no route of ``topic``: each address with its
+    cause, and the fix. A lone WrongServerError already says all of that: it is kept."""
+    if len(failures) == 1:
+        addr, error = failures[0]
+        if isinstance(error, WrongServerError):
+            return error
+        return MQClientError(
+            f"no route of topic {topic} from name server {addr}: {error}; "
+            "check namesrv_addr and that the name server is running"
+        )
+    causes = "; ".join(f"{addr}: {error}" for addr, error in failures)
+    return MQClientError(
+        f"no route of topic {topic} from any name server ({causes}); "
+        "check namesrv_addr and that the name servers are running"
+    )
 
 
 def publish_info_of(topic: str, route: TopicRouteData) -> TopicPublishInfo:

@@ -20,6 +20,7 @@ from orbitmq.client.backoff import Backoff
 from orbitmq.client.errors import MQBrokerError, MQClientError
 from orbitmq.client.latency_fault import MQFaultStrategy
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.send_deadline import SendDeadline
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
 from orbitmq.common import (
@@ -32,14 +33,19 @@ from orbitmq.common import (
 )
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
-from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_problem
+from orbitmq.common.topic import (
+    AUTO_CREATE_TOPIC_KEY_TOPIC,
+    RETRY_GROUP_TOPIC_PREFIX,
+    send_forbidden_remark,
+    topic_problem,
+)
 from orbitmq.protocol.header import EndTransactionRequestHeader, SendMessageRequestHeader
 from orbitmq.remoting import RemotingError
 
 log = logging.getLogger(__name__)
 
 #: The topic whose configuration brokers copy when a send creates a topic (TBW102).
-AUTO_CREATE_TOPIC_KEY: Final = "TBW102"
+AUTO_CREATE_TOPIC_KEY: Final = AUTO_CREATE_TOPIC_KEY_TOPIC
 _UNIQ_IDS = UniqueIdGenerator()
 
 
@@ -166,17 +172,17 @@ class Producer:
         self._check_started()
         timeout = self.config.send_msg_timeout_s if timeout_s is None else timeout_s
         prepared = self._prepare(msg)
-        async with asyncio.timeout(timeout):
+        async with self._deadline(prepared.topic, timeout) as deadline:
             info = await self._publish_info(prepared.topic)
             if queue is not None or selector is not None:
                 if queue is None:
                     assert selector is not None
                     queue = selector(info.message_queues, prepared.first, arg)
-                return _answered(await self._send_to(prepared, queue, oneway=False))
+                return _answered(await self._send_to(prepared, queue, deadline, oneway=False))
             retries = (
                 self.config.retry_times_when_send_failed if retry_times is None else retry_times
             )
-            return await self._send_with_retries(prepared, timeout, retries)
+            return await self._send_with_retries(prepared, retries, deadline)
 
     async def send_half(
         self,
@@ -201,24 +207,28 @@ class Producer:
         # As RocketMQ's producers flag a half; the broker goes by TRAN_MSG.
         prepared = replace(prepared, sys_flag=prepared.sys_flag | sf.TRANSACTION_PREPARED_TYPE)
         timeout = self.config.send_msg_timeout_s if timeout_s is None else timeout_s
-        async with asyncio.timeout(timeout):
+        async with self._deadline(prepared.topic, timeout) as deadline:
             await self._publish_info(prepared.topic)  # the route, as a send to a queue has
-            return _answered(await self._send_to(prepared, queue, oneway=False))
+            return _answered(await self._send_to(prepared, queue, deadline, oneway=False))
 
     async def send_oneway(self, msg: Message | Sequence[Message]) -> None:
         """Send without waiting for an answer: fastest, and nothing says whether it stored."""
         self._check_started()
         prepared = self._prepare(msg)
-        async with asyncio.timeout(self.config.send_msg_timeout_s):
+        async with self._deadline(prepared.topic, self.config.send_msg_timeout_s) as deadline:
             info = await self._publish_info(prepared.topic)
             mq = self.fault_strategy.select_one_message_queue(info, None)
-            await self._send_to(prepared, mq, oneway=True)
+            await self._send_to(prepared, mq, deadline, oneway=True)
+
+    def _deadline(self, topic: str, timeout_s: float) -> SendDeadline:
+        """The whole send's time limit: past it, an error saying what it waited for."""
+        return SendDeadline(topic, timeout_s, self.instance.config.namesrv_addresses)
 
     async def _send_with_retries(
-        self, prepared: _Prepared, timeout_s: float, retry_times: int
+        self, prepared: _Prepared, retry_times: int, deadline: SendDeadline
     ) -> SendResult:
         attempts = 1 + retry_times
-        deadline = time.monotonic() + timeout_s
+        ends = time.monotonic() + deadline.timeout_s
         backoff = Backoff()
         last_broker: str | None = None
         error: BaseException | None = None
@@ -229,17 +239,19 @@ class Producer:
             last_broker = mq.broker_name
             began = time.monotonic()
             try:
-                result = _answered(await self._send_to(prepared, mq, oneway=False))
+                result = _answered(await self._send_to(prepared, mq, deadline, oneway=False))
             except (RemotingError, MQBrokerError, MQClientError) as exc:
                 elapsed_ms = int((time.monotonic() - began) * 1000)
                 self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, True)
-                error = exc
+                error = deadline.last_error = exc
                 if not exc.retriable:
                     raise
                 if exc.refresh_route:
+                    deadline.waiting_for(f"a refresh of the route of topic {prepared.topic}")
                     await self._refresh_route(prepared.topic)
                 if isinstance(exc, MQBrokerError) and exc.is_flow_control:
-                    pause = min(backoff.next_delay(), max(0.0, deadline - time.monotonic()))
+                    pause = min(backoff.next_delay(), max(0.0, ends - time.monotonic()))
+                    deadline.waiting_for(f"a backoff: broker {mq.broker_name} asked to slow down")
                     await asyncio.sleep(pause)
                 log.info("send to %s failed, trying again: %s", mq, exc)
                 continue
@@ -291,10 +303,11 @@ class Producer:
             log.info("route refresh of %s failed: %s", topic, exc)
 
     async def _send_to(
-        self, prepared: _Prepared, mq: MessageQueue, *, oneway: bool
+        self, prepared: _Prepared, mq: MessageQueue, deadline: SendDeadline, *, oneway: bool
     ) -> SendResult | None:
         """One attempt at ``mq``'s broker, between the hooks; None when oneway."""
         addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        deadline.waiting_for(f"broker {mq.broker_name} at {addr}", "check that it is running")
         context = SendContext(self.group, prepared.original, mq, addr)
         for hook in self.hooks:
             hook.send_message_before(context)
@@ -352,6 +365,11 @@ class Producer:
         problem = topic_problem(msg.topic)
         if problem is not None:
             raise MQClientError(f"topic {msg.topic!r}: {problem}")
+        forbidden = send_forbidden_remark(msg.topic)
+        if forbidden is not None:
+            # Refused here, as RocketMQ's client does, before any network: the broker would
+            # answer NO_PERMISSION with the same words.
+            raise MQClientError(f"{forbidden} Only the broker writes this system topic.")
         if not msg.body:
             raise MQClientError("the message body is empty")
         if len(msg.body) > self.config.max_message_size:

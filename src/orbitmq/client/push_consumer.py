@@ -175,8 +175,12 @@ class PushConsumer:
             else ConcurrentConsumeService(self, self._listener)
         )
         self.instance.register_consumer(self)
-        await self.instance.start()
-        await self.rebalance.fetch_routes()
+        try:
+            await self.instance.start()
+            await self.rebalance.fetch_routes()  # a dead or wrong name server raises
+        except BaseException:
+            await self._undo_start()
+            raise
         await self.instance.send_heartbeat_to_all_brokers()
         self._started = True
         await self.rebalance.do_rebalance()
@@ -203,6 +207,15 @@ class PushConsumer:
                     run_every(self.config.lock_renew_interval_s, self.lock_all, "queue locks")
                 )
             )
+
+    async def _undo_start(self) -> None:
+        """A start that failed before anything ran leaves nothing behind: no registration,
+        no consume threads, no connections of its own."""
+        assert self._consume_service is not None
+        await self._consume_service.shutdown()
+        await self.instance.unregister_consumer(self.group)
+        if self._own_instance:
+            await self.instance.shutdown()
 
     async def shutdown(self) -> None:
         if not self._started:

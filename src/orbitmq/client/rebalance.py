@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from orbitmq.client.allocate_strategy import AllocateMessageQueueStrategy
+from orbitmq.client.errors import NoRouteError
 from orbitmq.client.mq_client_instance import MQClientInstance
 from orbitmq.client.offset_store import OffsetStore, ReadOffsetType
 from orbitmq.common import MessageQueue
@@ -91,11 +92,14 @@ class Rebalance:
         )
 
     async def fetch_routes(self) -> None:
-        """Routes of every subscribed topic, as far as they exist yet."""
+        """Routes of every subscribed topic, as far as they exist yet (a topic may be
+        subscribed before it is created). A name server that cannot be reached, or is no
+        name server, raises: as RocketMQ's consumer start does, so a wrong namesrv_addr
+        fails the start within one request timeout instead of leaving a silent consumer."""
         for topic in list(self.subscriptions):
             try:
                 await self.instance.update_topic_route(topic)
-            except Exception as exc:
+            except NoRouteError as exc:
                 log.info("no route for %s yet: %s", topic, exc)
 
     async def run(self) -> None:

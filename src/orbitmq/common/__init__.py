@@ -33,7 +33,12 @@ from orbitmq.common.message_decoder import (
     message_properties_to_string,
     string_to_message_properties,
 )
-from orbitmq.common.message_id import UniqueIdGenerator, create_message_id, decode_message_id
+from orbitmq.common.message_id import (
+    UniqueIdGenerator,
+    create_message_id,
+    decode_message_id,
+    is_message_id_shaped,
+)
 from orbitmq.common.service import Service
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
 from orbitmq.common.topic import topic_problem
@@ -70,6 +75,7 @@ __all__ = [
     "encode_batch_messages",
     "encode_message",
     "is_ipv6",
+    "is_message_id_shaped",
     "java_string_hash",
     "java_string_hash_with_prefix",
     "message_properties_to_string",

@@ -18,6 +18,7 @@ from orbitmq.common.socket_address import pack_socket_address, unpack_socket_add
 
 _OFFSET = struct.Struct(">q")
 _HEX_ID = re.compile(r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{56}")
+_MAX_PORT = 65535
 
 
 def create_message_id(store_host: bytes | SocketAddress, commit_log_offset: int) -> str:
@@ -29,12 +30,28 @@ def create_message_id(store_host: bytes | SocketAddress, commit_log_offset: int)
     return (host + _OFFSET.pack(commit_log_offset)).hex().upper()
 
 
+def is_message_id_shaped(msg_id: str) -> bool:
+    """32 or 56 hex digits: the shape of both an offset message id and a unique id."""
+    return _HEX_ID.fullmatch(msg_id) is not None
+
+
 def decode_message_id(msg_id: str) -> tuple[SocketAddress, int]:
-    """The store host and commit log offset inside an offset message id."""
-    if _HEX_ID.fullmatch(msg_id) is None:
+    """The store host and commit log offset inside an offset message id.
+
+    A unique id (UNIQ_KEY, what a producer's send returns as msg_id) has the same length,
+    so the port field tells them apart, as in RocketMQ (its decodeMessageId fails on a port
+    out of range): there a unique id holds the producer's pid and random bits, which make a
+    port beyond 65535 unless the pid is a multiple of 65536."""
+    if not is_message_id_shaped(msg_id):
         raise MessageFormatError(f"message id {msg_id!r} is not 32 or 56 hexadecimal digits")
     raw = bytes.fromhex(msg_id)
-    return unpack_socket_address(raw[:-8]), _OFFSET.unpack_from(raw, len(raw) - 8)[0]
+    host = unpack_socket_address(raw[:-8])
+    if not 0 <= host[1] <= _MAX_PORT:
+        raise MessageFormatError(
+            f"message id {msg_id} is not an offset message id: its port field is {host[1]},"
+            f" outside 0..{_MAX_PORT}"
+        )
+    return host, _OFFSET.unpack_from(raw, len(raw) - 8)[0]
 
 
 def _local_ip() -> bytes:

@@ -32,6 +32,26 @@ SYSTEM_TOPICS: Final = frozenset(
     }
 )
 
+#: The system topics no client may send to: the broker alone writes them (delayed messages,
+#: transaction halves and their op records, offset corrections). RocketMQ 4.9.8's
+#: ``TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET``, the same in 5.x. The other system topics
+#: take sends, as in RocketMQ: TBW102 and BenchmarkTest are ordinary topics to a send
+#: (RocketMQ's benchmark tool sends to the latter), clients' message traces go to
+#: RMQ_SYS_TRACE_TOPIC, and a send to %RETRY%<group> follows the broker's retry rules (the
+#: group must exist; past its max reconsume times the message goes to %DLQ%<group>).
+NOT_ALLOWED_SEND_TOPICS: Final = frozenset(
+    {
+        RMQ_SYS_SCHEDULE_TOPIC,
+        RMQ_SYS_TRANS_HALF_TOPIC,
+        RMQ_SYS_TRANS_OP_HALF_TOPIC,
+        RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
+        RMQ_SYS_SELF_TEST_TOPIC,
+        RMQ_SYS_OFFSET_MOVED_EVENT,
+    }
+)
+#: RocketMQ's remark (and its client's message) for a send to one of those, byte for byte.
+SEND_FORBIDDEN_REMARK: Final = "Sending message to topic[{topic}] is forbidden."
+
 #: RocketMQ's limit: the stored record keeps the topic length in one signed byte.
 TOPIC_MAX_LENGTH: Final = 127
 _VALID_TOPIC: Final = re.compile(r"[%|a-zA-Z0-9_-]+")
@@ -54,8 +74,18 @@ def topic_problem(topic: str) -> str | None:
 
 
 def is_system_topic(topic: str) -> bool:
-    """True for RocketMQ's reserved topics, which users may not send to directly."""
+    """True for RocketMQ's reserved topics (``TopicValidator.isSystemTopic``), which an admin
+    may not create or delete; a broker adds its own (cluster name, broker name, reply
+    topic). Sends are refused for the narrower ``NOT_ALLOWED_SEND_TOPICS`` only."""
     return topic in SYSTEM_TOPICS or topic.startswith(SYSTEM_TOPIC_PREFIX)
+
+
+def send_forbidden_remark(topic: str) -> str | None:
+    """RocketMQ's refusal of a send to ``topic`` (``TopicValidator.isNotAllowedSendTopic``),
+    or None when sends to it are allowed."""
+    if topic in NOT_ALLOWED_SEND_TOPICS:
+        return SEND_FORBIDDEN_REMARK.format(topic=topic)
+    return None
 
 
 def retry_topic(group: str) -> str:

@@ -121,12 +121,23 @@ from orbitmq.protocol.remoting_command import (
 )
 from orbitmq.protocol.request_code import RequestCode
 from orbitmq.protocol.response_code import ResponseCode
+from orbitmq.protocol.server_role import (
+    BROKER_REQUEST_CODES,
+    DEFAULT_BROKER_PORT,
+    DEFAULT_NAMESRV_PORT,
+    NAMESRV_REQUEST_CODES,
+    wrong_server_problem,
+)
 
 __all__ = [
+    "BROKER_REQUEST_CODES",
     "CURRENT_VERSION",
+    "DEFAULT_BROKER_PORT",
+    "DEFAULT_NAMESRV_PORT",
     "EXPRESSION_TYPE_TAG",
     "MASTER_ID",
     "MAX_FRAME_BYTES",
+    "NAMESRV_REQUEST_CODES",
     "ONEWAY_FLAG",
     "RESPONSE_FLAG",
     "SUB_ALL",
@@ -237,4 +248,5 @@ __all__ = [
     "json_name",
     "loads_body",
     "next_opaque",
+    "wrong_server_problem",
 ]

@@ -20,6 +20,7 @@ from orbitmq.remoting.errors import (
     RemotingError,
     RemotingSendRequestError,
     RemotingTimeoutError,
+    connect_failure_cause,
 )
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,10 @@ class BlockingChannel:
         self.addr = addr
         try:
             self._socket = socket.create_connection((host, int(port)), connect_timeout_s)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            cause = connect_failure_cause(exc, connect_timeout_s)
+            raise RemotingConnectError(f"connect to {addr} failed: {cause}") from exc
+        except ValueError as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc}") from exc
         self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buffer = bytearray(_INITIAL_BUFFER_BYTES)

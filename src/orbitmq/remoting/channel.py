@@ -33,6 +33,9 @@ _ids = itertools.count(1)
 _UNKNOWN: Final[SocketAddress] = ("0.0.0.0", 0)
 #: Timers may fire a clock tick early; a connection this close to the limit is idle.
 _IDLE_SLACK_S: Final = 0.001
+#: How many abandoned requests a connection remembers, so that their late answers are
+#: dropped quietly; the oldest is forgotten first (a peer may never answer some).
+_ABANDONED_MEMORY: Final = 1024
 #: Default transport write-buffer high-water mark; reading pauses above it (see
 #: ``pause_writing``), so a peer that does not read its answers cannot grow our memory.
 DEFAULT_WRITE_BUFFER_HIGH_BYTES: Final = 4 * 1024 * 1024
@@ -44,7 +47,9 @@ class Channel(asyncio.BufferedProtocol):
     idle timer. It is the ``ChannelContext`` processors and listeners see.
 
     Requests it receives go to ``table`` (one task each, so answers go out when ready and
-    possibly out of order); responses complete the matching ``invoke``. A malformed frame
+    possibly out of order); responses complete the matching ``invoke``. A response to a
+    request whose caller was cancelled is dropped quietly; one matching no request at all is
+    logged as a warning. A malformed frame
     closes this connection only. With ``max_idle_s`` set, a connection that neither reads
     nor writes for that long is closed (Netty's ALL_IDLE). With ``pause_reading_when_blocked``
     (servers), reading stops while the write buffer is above its high-water mark.
@@ -76,6 +81,8 @@ class Channel(asyncio.BufferedProtocol):
         self._remote_text = "UNKNOWN"
         self._attributes: dict[str, object] = {}
         self._responses: dict[int, asyncio.Future[RemotingCommand]] = {}
+        #: Opaques of requests whose caller was cancelled while waiting (insertion-ordered).
+        self._abandoned: dict[int, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._last_activity = self._loop.time()
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -169,6 +176,11 @@ class Channel(asyncio.BufferedProtocol):
                     f"wait response on the channel <{self._remote_text}> timeout, "
                     f"{round(timeout_s * 1000)}(ms)"
                 ) from None
+        except asyncio.CancelledError:
+            # The caller gave the request up (a consumer shutting down cancels its held long
+            # polls): the peer may still answer it, and that answer is expected, not news.
+            self._abandon(opaque)
+            raise
         finally:
             if self._responses.get(opaque) is future:
                 del self._responses[opaque]
@@ -249,15 +261,33 @@ class Channel(asyncio.BufferedProtocol):
         if command.is_response:
             future = self._responses.pop(command.opaque, None)
             if future is None or future.done():
-                log.warning(
-                    "response opaque %d from %s matches no request (timed out?)",
-                    command.opaque,
-                    self._remote_text,
-                )
+                self._unmatched(command.opaque)
                 return
             future.set_result(command)
             return
         self._table.dispatch(self, command, self._spawn)
+
+    def _abandon(self, opaque: int) -> None:
+        self._abandoned[opaque] = None
+        if len(self._abandoned) > _ABANDONED_MEMORY:
+            del self._abandoned[next(iter(self._abandoned))]
+
+    def _unmatched(self, opaque: int) -> None:
+        """A response nobody waits for: quiet when its request was abandoned on purpose; a
+        warning otherwise (it timed out, or the peer sent an opaque we never used)."""
+        if opaque in self._abandoned:
+            del self._abandoned[opaque]
+            log.debug(
+                "response opaque %d from %s answers a request given up before; dropped",
+                opaque,
+                self._remote_text,
+            )
+            return
+        log.warning(
+            "response opaque %d from %s matches no request (timed out?)",
+            opaque,
+            self._remote_text,
+        )
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = self._loop.create_task(work)

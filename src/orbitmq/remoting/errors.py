@@ -59,3 +59,14 @@ class RemotingTimeoutError(RemotingError):
 
     retriable = True
     refresh_route = False
+
+
+def connect_failure_cause(error: OSError, connect_timeout_s: float) -> str:
+    """Why a connect failed, in words an operator acts on ("connection refused": nothing
+    listens there; "timed out": the host drops packets or is down), not the event loop's
+    wording, which differs between asyncio and uvloop."""
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, TimeoutError):
+        return f"timed out after {round(connect_timeout_s * 1000)} ms"
+    return error.strerror or str(error) or type(error).__name__

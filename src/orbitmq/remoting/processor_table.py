@@ -25,6 +25,8 @@ REJECT_REQUEST_REMARK: Final = "[REJECTREQUEST]system busy, start flow control f
 OVERLOAD_REMARK: Final = "[OVERLOAD]system busy, start flow control for a while"
 
 Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
+#: The connection attribute holding the unsupported codes already warned about.
+_NOT_SUPPORTED_WARNED: Final = "orbitmq.remoting.not_supported_warned"
 
 
 class Registration(NamedTuple):
@@ -48,6 +50,24 @@ def exception_simple_desc(error: BaseException) -> str:
         frame = frames[-1]
         text += f", {frame.name}({os.path.basename(frame.filename)}:{frame.lineno})"
     return text
+
+
+def _warn_not_supported_once(ctx: ChannelContext, code: int, remark: str) -> None:
+    """One WARNING per unsupported code per connection. A peer that sends an unsupported
+    code (a client pointed at the wrong kind of server, an admin tool newer than us)
+    usually repeats it, and the peer, not this server, has the problem: its error says so.
+    Later repeats on the same connection are logged at DEBUG."""
+    warned = ctx.attributes.setdefault(_NOT_SUPPORTED_WARNED, set())
+    assert isinstance(warned, set)
+    if code in warned:
+        log.debug("%s%s", ctx.remote_address, remark)
+        return
+    warned.add(code)
+    log.warning(
+        "%s%s (further requests with this code on this connection are logged at DEBUG)",
+        ctx.remote_address,
+        remark,
+    )
 
 
 class ProcessorTable:
@@ -111,7 +131,7 @@ class ProcessorTable:
         registration = self.lookup(request.code)
         if registration is None:
             remark = NOT_SUPPORTED_REMARK.format(code=request.code)
-            log.error("%s%s", ctx.remote_address, remark)
+            _warn_not_supported_once(ctx, request.code, remark)
             self._answer(ctx, request, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark)
             return
         processor, executor = registration

@@ -16,6 +16,7 @@ from orbitmq.remoting.errors import (
     RemotingConnectError,
     RemotingSendRequestError,
     RemotingTimeoutError,
+    connect_failure_cause,
 )
 from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
@@ -93,7 +94,11 @@ class RemotingClient(ProcessorRegistry):
             async with asyncio.timeout_at(deadline):
                 channel = await self.get_channel(addr)
         except TimeoutError:
-            raise RemotingTimeoutError(f"invokeSync call the addr[{addr}] timeout") from None
+            # Still connecting when the request's time ran out: a connect failure, as in
+            # RocketMQ (RemotingConnectException), so callers look elsewhere.
+            raise RemotingConnectError(
+                f"connect to {addr} failed: timed out after {round(timeout_s * 1000)} ms"
+            ) from None
         try:
             return await channel.invoke(request, deadline - loop.time())
         except RemotingSendRequestError:
@@ -148,7 +153,8 @@ class RemotingClient(ProcessorRegistry):
                     self._new_channel, host, port, ssl=self._ssl
                 )
         except (OSError, TimeoutError) as exc:
-            raise RemotingConnectError(f"connect to {addr} failed: {exc or 'timeout'}") from exc
+            cause = connect_failure_cause(exc, self.connect_timeout_s)
+            raise RemotingConnectError(f"connect to {addr} failed: {cause}") from exc
         if self._closed:
             channel.close()
             raise RemotingConnectError(f"connect to {addr} failed: the client is closed")

@@ -5,6 +5,7 @@ at stop."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from orbitmq.namesrv import NamesrvConfig, NamesrvController
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode, TopicRouteData
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import send_header, send_request, sent_header
-from tests.support import small_config
+from tests.support import LogRecordWaiter, small_config
 
 
 @pytest.fixture
@@ -110,3 +111,44 @@ async def test_periodic_registration_and_an_unreachable_name_server_is_not_fatal
         assert broker_addrs(await route(client, namesrvs[0], "TBW102")) == [{0: broker.address}]
     finally:
         await broker.stop()
+
+
+async def test_a_namesrv_addr_pointing_at_a_broker_is_named_in_the_log(tmp_path: Path) -> None:
+    # broker-b's namesrvAddr is broker-a's address: its registration is refused, and the
+    # log line says what is wrong and what to put there; broker-a warns once, not per request.
+    target = BrokerController(
+        BrokerConfig(broker_name="broker-a", broker_ip1="127.0.0.1", listen_port=0),
+        small_config(tmp_path / "a"),
+    )
+    await target.start()
+    misled = BrokerController(
+        BrokerConfig(
+            broker_name="broker-b",
+            broker_ip1="127.0.0.1",
+            listen_port=0,
+            namesrv_addr=target.address,
+        ),
+        small_config(tmp_path / "b"),
+    )
+    try:
+        with (
+            LogRecordWaiter("orbitmq.broker.broker_outer_api") as outer,
+            LogRecordWaiter("orbitmq.remoting.processor_table") as table,
+        ):
+            await misled.start()  # the first registration round is awaited
+            await misled.registration_service.register_now()
+
+            addr = target.address
+            assert (
+                outer.at_least(logging.WARNING)
+                == [
+                    f"registerBroker to name server {addr} refused: {addr} is a broker, not a name"
+                    " server (REGISTER_BROKER not supported); use the name server address, e.g."
+                    " 127.0.0.1:9876 (the broker's namesrvAddr)"
+                ]
+                * 2
+            )
+            assert len(table.at_least(logging.WARNING)) == 1
+    finally:
+        await misled.stop()
+        await target.stop()

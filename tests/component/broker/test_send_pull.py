@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from orbitmq.broker import BrokerController
 from orbitmq.common import Message, MessageQueue, decode_message_id, decode_messages
 from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
@@ -112,13 +114,34 @@ async def test_unknown_topic_without_auto_create_is_topic_not_exist(
     assert pull.code == ResponseCode.TOPIC_NOT_EXIST
 
 
-async def test_sending_to_a_system_topic_is_forbidden(
-    broker: BrokerController, client: RemotingClient
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "SCHEDULE_TOPIC_XXXX",
+        "RMQ_SYS_TRANS_HALF_TOPIC",
+        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+        "TRANS_CHECK_MAX_TIME_TOPIC",
+        "SELF_TEST_TOPIC",
+        "OFFSET_MOVED_EVENT",
+    ],
+)
+@pytest.mark.parametrize("code", [RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2])
+async def test_sending_to_a_broker_written_system_topic_is_forbidden(
+    broker: BrokerController, client: RemotingClient, topic: str, code: RequestCode
 ) -> None:
-    request = send_request(RequestCode.SEND_MESSAGE, send_header("SCHEDULE_TOPIC_XXXX"), b"x")
-    response = await send(client, broker, request)
-    assert response.code == ResponseCode.NO_PERMISSION
-    assert response.remark == "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden."
+    # RocketMQ 4.9.8's msgCheck: TopicValidator.isNotAllowedSendTopic, NO_PERMISSION (16).
+    response = await send(client, broker, send_request(code, send_header(topic), b"x"))
+    assert response.code == ResponseCode.NO_PERMISSION == 16
+    assert response.remark == f"Sending message to topic[{topic}] is forbidden."
+
+
+@pytest.mark.parametrize("topic", ["TBW102", "BenchmarkTest", "RMQ_SYS_TRACE_TOPIC"])
+async def test_the_other_system_topics_take_sends_as_in_rocketmq(
+    broker: BrokerController, client: RemotingClient, topic: str
+) -> None:
+    # Message traces go to RMQ_SYS_TRACE_TOPIC and RocketMQ's benchmark to BenchmarkTest.
+    request = send_request(RequestCode.SEND_MESSAGE_V2, send_header(topic), b"x")
+    assert sent_header(await send(client, broker, request)).queue_offset == 0
 
 
 async def test_pull_with_a_tag_filter(broker: BrokerController, client: RemotingClient) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import socket
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from orbitmq.remoting import (
 )
 from tests.component.remoting.conftest import ServerFactory
 from tests.component.remoting.support import FuncProcessor, RecordingListener, echo_processor
+from tests.support import LogRecordWaiter
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -256,3 +258,59 @@ def test_addresses_parse_like_rocketmq() -> None:
     assert parse_address("10.0.0.1:9876") == ("10.0.0.1", 9876)
     assert parse_address("[::1]:9876") == ("::1", 9876)
     assert parse_address("broker-a:10911") == ("broker-a", 10911)
+
+
+def _held_pull_server(arrived: asyncio.Event, release: asyncio.Event) -> FuncProcessor:
+    """A PULL_MESSAGE processor that holds each request until ``release``, as a broker holds
+    a long poll until a message arrives."""
+
+    async def held(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        arrived.set()
+        await release.wait()
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+    return FuncProcessor(held)
+
+
+async def test_an_answer_to_a_request_given_up_is_dropped_quietly(
+    server_factory: ServerFactory, client: RemotingClient
+) -> None:
+    # A consumer shutting down cancels its long polls; the broker answers them later anyway.
+    arrived, release = asyncio.Event(), asyncio.Event()
+    processor = _held_pull_server(arrived, release)
+    server = await server_factory(
+        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, processor)
+    )
+    with LogRecordWaiter("orbitmq.remoting.channel") as log:
+        pull = asyncio.ensure_future(
+            client.invoke(_addr(server), RemotingCommand.create_request(11), 30)
+        )
+        await arrived.wait()
+        pull.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pull
+        release.set()
+        await log.wait_for(lambda r: "given up before" in r.getMessage())
+
+        assert log.at_least(logging.WARNING) == []
+
+
+async def test_a_late_answer_to_a_timed_out_request_is_still_a_warning(
+    server_factory: ServerFactory,
+) -> None:
+    arrived, release = asyncio.Event(), asyncio.Event()
+    processor = _held_pull_server(arrived, release)
+    server = await server_factory(
+        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, processor)
+    )
+    client = RemotingClient(close_socket_if_timeout=False)
+    try:
+        with LogRecordWaiter("orbitmq.remoting.channel") as log:
+            with pytest.raises(RemotingTimeoutError):
+                await client.invoke(_addr(server), RemotingCommand.create_request(11), 0.05)
+            release.set()
+            await log.wait_for(lambda r: r.levelno == logging.WARNING)
+
+            assert log.at_least(logging.WARNING)[0].endswith("matches no request (timed out?)")
+    finally:
+        await client.close()

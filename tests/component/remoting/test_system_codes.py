@@ -4,6 +4,7 @@ or overloaded) and SYSTEM_ERROR, with RocketMQ's remarks."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -204,3 +205,35 @@ async def test_a_response_too_large_for_a_frame_is_a_system_error(
 
     assert response.code == ResponseCode.SYSTEM_ERROR
     assert response.remark is not None and "ProtocolError: a frame of" in response.remark
+
+
+async def test_an_unsupported_code_warns_once_per_code_and_connection(
+    server_factory: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A client pointed at the wrong kind of server repeats the same code: one line about it
+    # per connection, not an ERROR per request.
+    server = await server_factory(
+        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor())
+    )
+    caplog.set_level(logging.DEBUG, logger="orbitmq.remoting.processor_table")
+    first, second = RemotingClient(), RemotingClient()
+    try:
+        for code in (9999, 9999, 9998, 9999):
+            answer = await first.invoke(_addr(server), RemotingCommand.create_request(code), 5)
+            assert answer.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        answer = await second.invoke(_addr(server), RemotingCommand.create_request(9999), 5)
+        assert answer.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+    finally:
+        await first.close()
+        await second.close()
+
+    about = [r for r in caplog.records if "not supported" in r.getMessage()]
+    loud = [r for r in about if r.levelno >= logging.WARNING]
+    assert [r.levelno for r in loud] == [logging.WARNING] * 3
+    assert sorted(r.getMessage().split(" request type ")[1][:4] for r in loud) == [
+        "9998",
+        "9999",
+        "9999",
+    ]
+    assert len({r.getMessage().split(" ")[0] for r in loud}) == 2  # two connections
+    assert sum(r.levelno == logging.DEBUG for r in about) == 2  # the repeats

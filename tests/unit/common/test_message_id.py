@@ -15,7 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orbitmq.common import UniqueIdGenerator, create_message_id, decode_message_id
+from orbitmq.common import (
+    UniqueIdGenerator,
+    create_message_id,
+    decode_message_id,
+    is_message_id_shaped,
+)
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.testing import ManualClock
 
@@ -92,6 +97,30 @@ def test_offset_message_ids_with_whitespace_are_format_errors(bad: str) -> None:
     # bytes.fromhex skips whitespace, so the length check alone does not reject these.
     with pytest.raises(MessageFormatError):
         decode_message_id(bad)
+
+
+@pytest.mark.parametrize("pid", [1, 4242, 0x7FFF, 0x8000, 0xFFFF])
+def test_a_unique_id_is_not_an_offset_message_id(pid: int) -> None:
+    # Same length, but its "port" field holds the pid and random bits: out of 0..65535
+    # (RocketMQ's decodeMessageId fails there too), never a made-up store address.
+    uniq = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=pid).create()
+    with pytest.raises(MessageFormatError, match=r"is not an offset message id: its port"):
+        decode_message_id(uniq)
+
+
+def test_a_unique_id_of_a_pid_multiple_of_65536_still_decodes() -> None:
+    # The one ambiguity RocketMQ has as well: a zero pid field is a valid port.
+    uniq = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=65536).create()
+    (host, port), _offset = decode_message_id(uniq)
+    assert host == "127.0.0.1" and 0 <= port <= 65535
+
+
+@pytest.mark.parametrize(
+    ("msg_id", "shaped"),
+    [(VALID, True), ("0" * 56, True), (VALID.lower(), True), ("not-an-id", False), ("", False)],
+)
+def test_message_id_shape(msg_id: str, shaped: bool) -> None:
+    assert is_message_id_shaped(msg_id) is shaped
 
 
 # -- unique ids (UNIQ_KEY) -------------------------------------------------------------

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from orbitmq.common import topic_problem
-from orbitmq.common.topic import dlq_topic, is_system_topic, retry_topic
+from orbitmq.common.topic import (
+    NOT_ALLOWED_SEND_TOPICS,
+    SYSTEM_TOPICS,
+    dlq_topic,
+    is_system_topic,
+    retry_topic,
+    send_forbidden_remark,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +88,32 @@ def test_system_topics(topic: str) -> None:
 )
 def test_user_topics_are_not_system_topics(topic: str) -> None:
     assert not is_system_topic(topic)
+
+
+# RocketMQ 4.9.8's TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET, exactly.
+FORBIDDEN = [
+    "SCHEDULE_TOPIC_XXXX",
+    "RMQ_SYS_TRANS_HALF_TOPIC",
+    "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+    "TRANS_CHECK_MAX_TIME_TOPIC",
+    "SELF_TEST_TOPIC",
+    "OFFSET_MOVED_EVENT",
+]
+
+
+@pytest.mark.parametrize("topic", FORBIDDEN)
+def test_sends_to_the_broker_written_system_topics_are_forbidden(topic: str) -> None:
+    assert send_forbidden_remark(topic) == f"Sending message to topic[{topic}] is forbidden."
+
+
+def test_the_forbidden_topics_are_exactly_rocketmqs_and_all_system_topics() -> None:
+    assert sorted(NOT_ALLOWED_SEND_TOPICS) == sorted(FORBIDDEN)
+    assert NOT_ALLOWED_SEND_TOPICS < SYSTEM_TOPICS
+
+
+@pytest.mark.parametrize(
+    "topic",
+    ["TBW102", "BenchmarkTest", "RMQ_SYS_TRACE_TOPIC", "rmq_sys_x", "%RETRY%g", "%DLQ%g", "T"],
+)
+def test_other_topics_take_sends_as_in_rocketmq(topic: str) -> None:
+    assert send_forbidden_remark(topic) is None
