@@ -2,8 +2,16 @@
 
 VENV ?= .venv
 PY ?= python3
+# More options for `orbitmq start` (make run), e.g. ARGS="--listen-port 10921 --data-dir /tmp/x".
+ARGS ?=
 
 VPY := $(VENV)/bin/python
+# The exact versions make installs; pyproject.toml holds the ranges users' installs pick from.
+CONSTRAINTS := constraints.txt
+# One venv, two levels: what running needs (make run), and that plus the dev and spark extras
+# (make test and the rest). The full install stamps both, so a `make run` after a `make test`
+# installs nothing, and a `make test` after a `make run` adds the extras to the same venv.
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 # Root installs system packages itself; anyone else through sudo.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -13,12 +21,35 @@ LINT_DIRS := $(wildcard src tests benchmarks)
 .DEFAULT_GOAL := test
 .PHONY: test fault run bench fmt clean java-runtime
 
-# Re-install whenever the dependencies or tool settings change.
-$(STAMP): pyproject.toml
-	@test -x $(VPY) || $(PY) -m venv $(VENV)
-	$(VPY) -m pip install --upgrade pip
-	$(VPY) -m pip install -e '.[dev,spark]'
-	@touch $@
+# $(call install,PIP_TARGET,STAMPS): pip install PIP_TARGET into the venv, then touch STAMPS.
+# Two makes started at once in a fresh clone (two `make run`, or `make run` beside `make test`)
+# would run two pips in one directory and break it, so installs hold a lock on the venv
+# (flock, from util-linux, which every Debian has); the one that waited installs nothing if
+# the other left the venv up to date for it.
+define install
+	@set -e; mkdir -p $(VENV); exec 9>$(VENV)/.install.lock; \
+	if ! flock -n 9; then \
+		echo "make: another make is installing into $(VENV): waiting for it to finish"; \
+		flock 9; \
+	fi; \
+	if [ $(firstword $(2)) -nt pyproject.toml ] && [ $(firstword $(2)) -nt $(CONSTRAINTS) ]; then \
+		echo "make: $(VENV) is up to date (installed by the other make)"; exit 0; \
+	fi; \
+	set -x; \
+	test -x $(VPY) || $(PY) -m venv $(VENV); \
+	$(VPY) -m pip install -c $(CONSTRAINTS) --upgrade pip; \
+	$(VPY) -m pip install -c $(CONSTRAINTS) -e '$(1)'; \
+	touch $(2)
+endef
+
+# Re-install whenever the dependencies, their pins or tool settings change.
+$(RUN_STAMP): pyproject.toml $(CONSTRAINTS)
+	$(call install,.,$@)
+
+# (A variable, because a comma in $(call)'s arguments would split them.)
+FULL_INSTALL := .[dev,spark]
+$(STAMP): pyproject.toml $(CONSTRAINTS)
+	$(call install,$(FULL_INSTALL),$@ $(RUN_STAMP))
 
 # Spark (tests/spark, the pipeline jobs) runs on the JVM: Java 17 or newer, the machine's own
 # when it has one, else Debian's.
@@ -42,8 +73,8 @@ test: $(STAMP) java-runtime
 fault: $(STAMP) java-runtime
 	$(VPY) -m pytest -m fault
 
-run: $(STAMP)
-	$(VENV)/bin/orbitmq start
+run: $(RUN_STAMP)
+	$(VENV)/bin/orbitmq start $(ARGS)
 
 bench: $(STAMP)
 	$(VPY) benchmarks/store_bench.py
