@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
+from typing import Final
 
 log = logging.getLogger(__name__)
+
+#: After an error a service's loop pauses this long, doubling while errors go on, up to
+#: the most.
+FIRST_PAUSE_AFTER_ERROR_S: Final = 0.1
+MAX_PAUSE_AFTER_ERROR_S: Final = 10.0
 
 
 class Service(ABC):
     """A background thread with start, shutdown, wakeup and an interruptible wait.
 
     ``run`` loops while ``is_stopped()`` is false and pauses with ``wait_for_running``; a
-    ``wakeup`` makes the current or next wait return at once. start/shutdown/wakeup are safe
+    ``wakeup`` makes the current or next wait return at once. An exception out of ``run``
+    is logged and ``run`` is called again after a pause (the loop never dies of an
+    OSError such as EMFILE or ENOSPC); ``run`` must therefore leave its state consistent
+    whatever line raised. start/shutdown/wakeup are safe
     from any thread.
     """
 
@@ -62,11 +72,24 @@ class Service(ABC):
         """Hook run after every wait; group commit swaps its request lists here."""
 
     def _main(self) -> None:
-        try:
-            self.run()
-        except Exception:
-            log.exception("%s stopped by an unexpected error", self.service_name)
-            raise
+        # A service that dies leaves the store without its flushes, dispatch or retention
+        # for the rest of the process's life (one EMFILE was enough): an error is logged
+        # and the loop goes on after a pause that grows while the errors go on.
+        pause_s = FIRST_PAUSE_AFTER_ERROR_S
+        while True:
+            started = time.monotonic()
+            try:
+                self.run()
+                return
+            except Exception:
+                if self.is_stopped():
+                    log.exception("%s failed while stopping", self.service_name)
+                    return
+                if time.monotonic() - started > MAX_PAUSE_AFTER_ERROR_S:
+                    pause_s = FIRST_PAUSE_AFTER_ERROR_S  # ran fine for a while: a new error
+                log.exception("%s failed; going on in %.1f s", self.service_name, pause_s)
+            self._stopped.wait(pause_s)
+            pause_s = min(pause_s * 2, MAX_PAUSE_AFTER_ERROR_S)
 
     @abstractmethod
     def run(self) -> None:

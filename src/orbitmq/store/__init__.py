@@ -28,6 +28,7 @@ from orbitmq.store.put_message_result import (
 from orbitmq.store.recovery import RecoveryReport
 from orbitmq.store.reput_message_service import MessageArrivingListener
 from orbitmq.store.store_checkpoint import StoreCheckpoint
+from orbitmq.store.store_lock import StoreLock, StoreLockedError, store_holder_pid
 
 __all__ = [
     "CQ_STORE_UNIT_SIZE",
@@ -58,5 +59,8 @@ __all__ = [
     "RecoveryReport",
     "StoreCheckpoint",
     "StoreError",
+    "StoreLock",
+    "StoreLockedError",
     "parse_records",
+    "store_holder_pid",
 ]

@@ -248,6 +248,7 @@ class CommitLog:
             config.mapped_file_size_commit_log,
             fs,
             zero_run_limit=config.max_message_size + 4096,
+            preallocate=config.warm_maped_file_enable,
         )
         self._clock = clock
         self.store_host: SocketAddress = store_host
@@ -451,7 +452,8 @@ class CommitLog:
     def _write_end_of_file(self, mapped: MappedFile) -> None:
         free = mapped.free_bytes
         if free >= END_FILE_MIN_BLANK_LENGTH:
-            _BLANK.pack_into(mapped.buffer, mapped.wrote_position, free, BLANK_MAGIC_CODE)
+            # Through the file, as every append: the page may not have its blocks yet.
+            mapped.write(mapped.wrote_position, _BLANK.pack(free, BLANK_MAGIC_CODE))
         mapped.wrote_position = mapped.file_size
 
     # -- reading ------------------------------------------------------------------------

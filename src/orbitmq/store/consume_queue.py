@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file_cache import MappedFileCache
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE
 
@@ -50,10 +51,13 @@ def _pack_units(offsets: list[int], sizes: list[int], tags_codes: list[int]) -> 
     return units.tobytes()
 
 
-def _units(mapped: MappedFile, limit: int) -> npt.NDArray[np.void]:
-    """The units of a file up to byte ``limit``, as a read-only structured array view."""
-    count = limit // CQ_STORE_UNIT_SIZE
-    return np.frombuffer(mapped.select(0, count * CQ_STORE_UNIT_SIZE), _UNIT_DTYPE, count)
+def _units(mapped: MappedFile, limit: int, start: int = 0) -> npt.NDArray[np.void]:
+    """The units of a file from byte ``start`` up to byte ``limit``, as a read-only
+    structured array (read through the file, not the mapping: see ``MappedFile.read``)."""
+    first = start // CQ_STORE_UNIT_SIZE
+    count = max(limit // CQ_STORE_UNIT_SIZE - first, 0)
+    data = mapped.read(first * CQ_STORE_UNIT_SIZE, count * CQ_STORE_UNIT_SIZE)
+    return np.frombuffer(data, _UNIT_DTYPE, count)
 
 
 def _valid_mask(units: npt.NDArray[np.void]) -> npt.NDArray[np.bool_]:
@@ -70,15 +74,28 @@ class ConsumeQueue:
     """Owns the unit files of one (topic, queueId).
 
     One dispatcher thread writes; readers on any thread take views with ``get_index_buffer``.
+    With a ``cache``, its files open on use and close when the cache needs room.
     """
 
-    def __init__(self, topic: str, queue_id: int, root_dir: str, file_size: int, fs: FileSystem):
+    def __init__(
+        self,
+        topic: str,
+        queue_id: int,
+        root_dir: str,
+        file_size: int,
+        fs: FileSystem,
+        cache: MappedFileCache | None = None,
+    ):
         self.topic = topic
         self.queue_id = queue_id
         self.file_size = file_size
         # Not preallocated: a broker has thousands of queues, most of them short (R19).
         self.mapped_file_queue = MappedFileQueue(
-            os.path.join(root_dir, topic, str(queue_id)), file_size, fs, preallocate=False
+            os.path.join(root_dir, topic, str(queue_id)),
+            file_size,
+            fs,
+            preallocate=False,
+            cache=cache,
         )
         #: One past the end, in the commit log, of the last message indexed here.
         self.max_physic_offset = -1
@@ -101,7 +118,9 @@ class ConsumeQueue:
         files = self.mapped_file_queue.mapped_files[-3:]
         if not files:
             return
-        valid_parts = [_valid_mask(_units(m, m.file_size)) for m in files]
+        # Up to each file's last written block only: most files of most queues are mostly
+        # empty, and reading their zeros is what made a start with many queues slow.
+        valid_parts = [_valid_mask(_units(m, m.data_end())) for m in files]
         last_file = max((i for i, v in enumerate(valid_parts) if v.any()), default=-1)
         if last_file < 0:
             end = files[0].file_from_offset
@@ -146,16 +165,15 @@ class ConsumeQueue:
         """Drop units of messages at or past commit log ``phy_offset`` (a truncated tail)."""
         self.max_physic_offset = -1
         for mapped in reversed(self.mapped_file_queue.mapped_files):
-            position = mapped.wrote_position - CQ_STORE_UNIT_SIZE
-            while position >= 0:
-                offset, size, _tags = UNIT.unpack_from(mapped.buffer, position)
-                if is_message_unit(offset, size) and offset < phy_offset:
-                    self.max_physic_offset = offset + size
-                    self.mapped_file_queue.truncate_dirty_files(
-                        mapped.file_from_offset + position + CQ_STORE_UNIT_SIZE
-                    )
-                    return
-                position -= CQ_STORE_UNIT_SIZE
+            units = _units(mapped, mapped.wrote_position)
+            kept = np.flatnonzero(_message_mask(units) & (units["offset"] < phy_offset))
+            if len(kept):
+                last = int(kept[-1])
+                self.max_physic_offset = int(units["offset"][last]) + int(units["size"][last])
+                self.mapped_file_queue.truncate_dirty_files(
+                    mapped.file_from_offset + (last + 1) * CQ_STORE_UNIT_SIZE
+                )
+                return
         self.mapped_file_queue.truncate_dirty_files(self.min_logic_offset)
 
     def put_message_position_info(
@@ -293,7 +311,7 @@ class ConsumeQueue:
             start = max(self.min_logic_offset - mapped.file_from_offset, 0)
             if start >= mapped.wrote_position:
                 continue
-            units = _units(mapped, mapped.wrote_position)[start // CQ_STORE_UNIT_SIZE :]
+            units = _units(mapped, mapped.wrote_position, start)
             alive = np.flatnonzero(_message_mask(units) & (units["offset"] >= phy_min_offset))
             if len(alive):
                 self.min_logic_offset = (
@@ -309,7 +327,7 @@ class ConsumeQueue:
             last = mapped.wrote_position - CQ_STORE_UNIT_SIZE
             if last < 0:
                 return False
-            offset, size, _tags = UNIT.unpack_from(mapped.buffer, last)
+            offset, size, _tags = UNIT.unpack(mapped.read(last, CQ_STORE_UNIT_SIZE))
             return offset + size <= phy_min_offset if is_message_unit(offset, size) else False
 
         deleted = self.mapped_file_queue.delete_expired_by_offset(expired)
@@ -331,6 +349,11 @@ class ConsumeQueue:
 
     def flush(self, least_pages: int) -> bool:
         return self.mapped_file_queue.flush(least_pages)
+
+    @property
+    def has_unflushed_units(self) -> bool:
+        queue = self.mapped_file_queue
+        return queue.flushed_where < queue.max_offset
 
     def shutdown(self) -> None:
         self.mapped_file_queue.shutdown()

@@ -14,6 +14,11 @@ from typing import Protocol
 class FileSystem(Protocol):
     """The few file-system operations whose failures the store must survive."""
 
+    def open(self, path: str, flags: int) -> int:
+        """A descriptor of ``path`` (``os.open`` flags, mode 0644 for a new file); raises
+        OSError (EMFILE when the process has no descriptor left)."""
+        ...
+
     def allocate(self, fd: int, offset: int, length: int) -> None:
         """Reserve disk blocks for ``length`` bytes at ``offset``, so that later writes
         through a mapping there cannot fail."""
@@ -35,6 +40,9 @@ class FileSystem(Protocol):
 
 class OsFileSystem:
     """The real file system. Stateless, safe from any thread."""
+
+    def open(self, path: str, flags: int) -> int:
+        return os.open(path, flags, 0o644)
 
     def allocate(self, fd: int, offset: int, length: int) -> None:
         # Blocks really reserved: a write through the mapping into a sparse hole on a full

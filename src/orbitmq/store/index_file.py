@@ -77,13 +77,31 @@ class IndexFile:
     """
 
     def __init__(
-        self, path: str, hash_slot_num: int, index_num: int, fs: FileSystem, *, create: bool
+        self,
+        path: str,
+        hash_slot_num: int,
+        index_num: int,
+        fs: FileSystem,
+        *,
+        create: bool,
+        preallocate: bool = True,
     ):
         self.hash_slot_num = hash_slot_num
         self.index_num = index_num
         self.mapped_file = MappedFile(
-            path, index_file_size(hash_slot_num, index_num), fs, create=create
+            path,
+            index_file_size(hash_slot_num, index_num),
+            fs,
+            create=create,
+            preallocate=preallocate,
         )
+        #: Where the entries begin; header and slot table before it.
+        self._entries_at = INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE
+        # Header and slots are written anywhere at any time: their blocks come first. The
+        # entries are written front to back and get theirs as they grow (``_reserve``), so
+        # a file that is not preallocated takes disk as keys arrive, and a full disk is an
+        # OSError there rather than a SIGBUS on a write through the mapping.
+        self.mapped_file.reserve(self._entries_at)
         header = _HEADER.unpack_from(self.mapped_file.buffer, 0)
         self.begin_timestamp: int = header[0]
         self.end_timestamp: int = header[1]
@@ -170,7 +188,8 @@ class IndexFile:
         entries["offset"] = offsets
         entries["diff"] = diffs
         entries["prev"] = previous
-        at = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE + first_id * INDEX_SIZE
+        at = self._entries_at + first_id * INDEX_SIZE
+        self.mapped_file.reserve(at + count * INDEX_SIZE)
         self.mapped_file.buffer[at : at + count * INDEX_SIZE] = entries.tobytes()
         slot_table[sorted_slots[group_end]] = sorted_ids[group_end]
         if first_id <= 1:
@@ -185,8 +204,9 @@ class IndexFile:
 
     def _put_one_by_one(self, hashes: list[int], offsets: list[int], stamps: list[int]) -> None:
         """``put_keys`` for a few keys, RocketMQ's ``putKey`` one key at a time."""
+        entries_at = self._entries_at
+        self.mapped_file.reserve(entries_at + (self.index_count + len(hashes)) * INDEX_SIZE)
         buffer = self.mapped_file.buffer
-        entries_at = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE
         for key_hash, offset, stamp in zip(hashes, offsets, stamps, strict=True):
             slot_at = INDEX_HEADER_SIZE + key_hash % self.hash_slot_num * HASH_SLOT_SIZE
             previous = _SLOT.unpack_from(buffer, slot_at)[0]

@@ -58,6 +58,7 @@ class IndexService:
                     self.config.max_index_num,
                     self._fs,
                     create=False,
+                    preallocate=self.config.warm_maped_file_enable,
                 )
             )
         self.index_files = files
@@ -177,6 +178,7 @@ class IndexService:
             self.config.max_index_num,
             self._fs,
             create=True,
+            preallocate=self.config.warm_maped_file_enable,
         )
         with self._lock:
             previous = self.index_files[-1] if self.index_files else None

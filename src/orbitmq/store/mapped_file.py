@@ -1,21 +1,40 @@
-"""MappedFile: one fixed-size, memory-mapped segment file of a commit log or consume queue."""
+"""MappedFile: one fixed-size, memory-mapped segment file of a commit log, consume queue or
+index."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import mmap
 import os
 import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from orbitmq.store.errors import StoreError
 from orbitmq.store.file_system import FileSystem
+
+if TYPE_CHECKING:
+    from orbitmq.store.mapped_file_cache import MappedFileCache
 
 log = logging.getLogger(__name__)
 
 OS_PAGE_SIZE = 4096
 #: How far ahead of the writer a file that is not preallocated reserves disk blocks.
 ALLOCATION_CHUNK = 128 * 1024
+
+
+#: Truncation reads what it may zero in chunks of this size.
+_TRUNCATE_CHUNK = 1 << 20
+_ZEROS = bytes(_TRUNCATE_CHUNK)
+
+
+def _data_length(chunk: bytes) -> int:
+    """The length of ``chunk`` up to its last non-zero byte."""
+    if chunk == _ZEROS[: len(chunk)]:  # the usual case, one memcmp instead of a scan
+        return 0
+    return len(chunk.rstrip(b"\0"))
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -30,6 +49,13 @@ class MappedFile:
     take views through ``select`` at any time; ``flush`` may run on a flush thread.
     Positions are plain ints: the bytes of a record are written before ``wrote_position``
     moves past them, so a reader never sees a half-written record below it.
+
+    A file given a ``MappedFileCache`` is opened on first use and may be closed by the
+    cache when others are used more recently (a broker with many queues would otherwise
+    hold a descriptor and a mapping per file). Closing drops the file's references only:
+    a thread that took ``buffer`` or a view just before goes on with a mapping that stays
+    valid until it lets go, and what it writes lands in the same page cache. Everything
+    that uses the descriptor holds the file's lock.
     """
 
     def __init__(
@@ -40,34 +66,30 @@ class MappedFile:
         *,
         create: bool,
         preallocate: bool = True,
+        cache: MappedFileCache | None = None,
     ):
         self.file_name = path
         self.file_size = file_size
         self.file_from_offset = int(os.path.basename(path))
         self._fs = fs
+        self._cache = cache
         self._lock = threading.Lock()
-        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(path, flags, 0o644)
-        try:
-            if create and preallocate:
-                fs.allocate(fd, 0, file_size)
-            elif create:
-                os.ftruncate(fd, file_size)
-            else:
-                actual = os.fstat(fd).st_size
-                if actual != file_size:
-                    raise StoreError(
-                        f"{path} is {actual} bytes, not the configured {file_size}; "
-                        "check the mapped file size settings"
-                    )
-            self.buffer = mmap.mmap(fd, file_size)
-        except BaseException:
-            os.close(fd)
-            if create:
-                os.unlink(path)
-            raise
-        self._fd = fd
-        self._view = memoryview(self.buffer)
+        self._fd = -1
+        self._buffer: mmap.mmap | None = None
+        self._view: memoryview | None = None
+        #: Set on every use; the cache's clock hand clears it (second chance).
+        self.referenced = True
+        if create:
+            self._create(preallocate)
+        else:
+            actual = os.stat(path).st_size
+            if actual != file_size:
+                raise StoreError(
+                    f"{path} is {actual} bytes, not the configured {file_size}; "
+                    "check the mapped file size settings"
+                )
+            if cache is None:
+                self._open()
         self.wrote_position = 0
         self.flushed_position = 0
         #: Bytes from the start with disk blocks reserved; writes stay below it.
@@ -76,8 +98,57 @@ class MappedFile:
         self.store_timestamp = 0
         self.available = True
 
+    def _create(self, preallocate: bool) -> None:
+        fd = self._fs.open(self.file_name, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+        try:
+            if preallocate:
+                self._fs.allocate(fd, 0, self.file_size)
+            else:
+                os.ftruncate(fd, self.file_size)
+            self._map(fd)
+        except BaseException:
+            os.close(fd)
+            os.unlink(self.file_name)
+            raise
+
+    def _open(self) -> mmap.mmap:
+        fd = self._fs.open(self.file_name, os.O_RDWR)
+        try:
+            return self._map(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _map(self, fd: int) -> mmap.mmap:
+        buffer = mmap.mmap(fd, self.file_size)
+        self._fd, self._buffer, self._view = fd, buffer, memoryview(buffer)
+        if self._cache is not None:
+            self._cache.opened(self)
+        return buffer
+
+    def _reopen(self) -> mmap.mmap:
+        with self._lock:
+            buffer = self._buffer
+            if buffer is not None:  # another thread opened it first
+                return buffer
+            if not self.available:
+                raise StoreError(f"{self.file_name} is closed")
+            return self._open()
+
     def __repr__(self) -> str:
         return f"MappedFile({self.file_name!r}, wrote={self.wrote_position})"
+
+    @property
+    def buffer(self) -> mmap.mmap:
+        """The mapping (opened again if the cache closed it). Raises OSError when the file
+        cannot be opened (EMFILE, ENOENT)."""
+        self.referenced = True
+        buffer = self._buffer
+        return buffer if buffer is not None else self._reopen()
+
+    @property
+    def is_open(self) -> bool:
+        return self._buffer is not None
 
     @property
     def free_bytes(self) -> int:
@@ -85,6 +156,33 @@ class MappedFile:
 
     def is_full(self) -> bool:
         return self.wrote_position >= self.file_size
+
+    @contextlib.contextmanager
+    def _descriptor(self) -> Iterator[int | None]:
+        """A descriptor of the file for one call (syncs and allocations act on the file,
+        whichever descriptor); None once the file is closed for good. No lock is held
+        while the caller uses it: appends go on during a sync.
+
+        A file without a cache yields its own descriptor, which lives until ``close``. A
+        file the cache may close meanwhile yields a duplicate of its own, or a descriptor
+        opened for the call while it is closed."""
+        if self._cache is None:
+            yield self._fd if self.available else None
+            return
+        with self._lock:
+            if not self.available:
+                fd = None
+            elif self._fd >= 0:
+                fd = os.dup(self._fd)
+            else:
+                fd = self._fs.open(self.file_name, os.O_RDWR)
+        if fd is None:
+            yield None
+            return
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def reserve(self, end: int) -> None:
         """Reserve blocks up to ``end`` (and a chunk beyond) before writing there.
@@ -95,7 +193,10 @@ class MappedFile:
         if end <= self.allocated:
             return
         new_end = min(max(end, self.allocated + ALLOCATION_CHUNK), self.file_size)
-        self._fs.allocate(self._fd, self.allocated, new_end - self.allocated)
+        with self._descriptor() as fd:
+            if fd is None:
+                raise StoreError(f"{self.file_name} is closed")
+            self._fs.allocate(fd, self.allocated, new_end - self.allocated)
         self.allocated = new_end
 
     def append(self, data: bytes | memoryview) -> bool:
@@ -113,13 +214,53 @@ class MappedFile:
         """Write ``data`` at ``position`` through the file, not the mapping: an append of
         fresh pages through the mapping takes a page fault per page, and another after each
         sync write-protects them again; reads through the mapping see the bytes at once (one
-        page cache). Raises OSError."""
-        self._fs.write(self._fd, data, position)
+        page cache). A write into a hole of a sparse file allocates its blocks and fails
+        with ENOSPC on a full disk, where a store through the mapping would kill the process
+        with SIGBUS. Raises OSError."""
+        with self._descriptor() as fd:
+            if fd is None:
+                raise StoreError(f"{self.file_name} is closed")
+            self._fs.write(fd, data, position)
+
+    def read(self, position: int, size: int) -> bytes:
+        """``size`` bytes from ``position``, read through the file (pread), not the mapping:
+        through a mapping, the first touch of pages the file system holds no data for
+        (holes, reserved blocks) costs a page fault each, about a millisecond for the 128 KiB
+        a consume-queue file reserves ahead; recovery reads the end of every queue once
+        and would pay it for each. Raises OSError."""
+        with self._descriptor() as fd:
+            if fd is None:
+                raise StoreError(f"{self.file_name} is closed")
+            return os.pread(fd, size, position)
 
     def select(self, position: int, size: int | None = None) -> memoryview:
         """A zero-copy view of ``size`` bytes from ``position`` (to the wrote position if None)."""
+        self.referenced = True
+        view = self._view
+        if view is None:
+            view = memoryview(self._reopen())
         end = self.wrote_position if size is None else min(position + size, self.file_size)
-        return self._view[position:end]
+        return view[position:end]
+
+    def data_end(self) -> int:
+        """Where the file's written bytes end at most: the end of its last run of data as the
+        file system reports it (SEEK_DATA / SEEK_HOLE; reserved but unwritten blocks count as
+        holes on ext4 and xfs), page-rounded; the whole file where it cannot tell.
+
+        Recovery reads up to here instead of a mostly empty file to its end."""
+        with self._descriptor() as fd:
+            if fd is None:
+                return self.file_size
+            end = 0
+            position = 0
+            try:
+                while position < self.file_size:
+                    start = os.lseek(fd, position, os.SEEK_DATA)
+                    end = position = os.lseek(fd, start, os.SEEK_HOLE)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:  # ENXIO: no data after ``position``
+                    return self.file_size
+            return min(end, self.file_size)
 
     def is_able_to_flush(self, least_pages: int) -> bool:
         flushed, wrote = self.flushed_position, self.wrote_position
@@ -130,34 +271,43 @@ class MappedFile:
         return wrote // OS_PAGE_SIZE - flushed // OS_PAGE_SIZE >= least_pages
 
     def flush(self, least_pages: int = 0) -> int:
-        """Sync once ``least_pages`` dirty pages wait (any, if 0); returns the flushed position."""
+        """Sync once ``least_pages`` dirty pages wait (any, if 0); returns the flushed position.
+
+        A file the cache closed is synced through a descriptor of its own: its pages stayed
+        dirty in the page cache, which a sync through any descriptor writes."""
         if self.is_able_to_flush(least_pages):
             target = self.wrote_position
-            with self._lock:
-                if self.available:
-                    self._fs.sync(self._fd)
-                    self.flushed_position = target
+            if self._cache is None:
+                with self._lock:  # not while ``close`` gives the descriptor back
+                    if self.available:
+                        self._fs.sync(self._fd)
+                        self.flushed_position = target
+            else:
+                with self._descriptor() as fd:
+                    if fd is not None:
+                        self._fs.sync(fd)
+                        self.flushed_position = target
         return self.flushed_position
 
     def truncate(self, position: int, zero_run_limit: int | None = None) -> int:
         """Zero everything from ``position`` on; positions move back to it.
 
         Returns how many bytes from ``position`` on were not zero (what the truncation
-        removed). Files are written front to back without gaps, so with ``zero_run_limit``
-        the search for data stops after that many zero bytes in a row instead of reading a
-        large preallocated file to its end.
+        removed). The search for data ends where the file system's data ends; files are
+        written front to back without gaps, so with ``zero_run_limit`` it also stops after
+        that many zero bytes in a row instead of reading a large preallocated file to its end.
         """
         last_data = position
-        chunk = 1 << 20
-        for start in range(position, self.file_size, chunk):
-            end = min(start + chunk, self.file_size)
-            kept = len(self.buffer[start:end].rstrip(b"\0"))
+        stop = self.data_end()  # past it the file system holds no data: nothing to zero
+        for start in range(position, stop, _TRUNCATE_CHUNK):
+            end = min(start + _TRUNCATE_CHUNK, stop)
+            kept = _data_length(self.read(start, end - start))
             if kept:
                 last_data = start + kept
             elif zero_run_limit is not None and end - last_data > zero_run_limit:
                 break
         if last_data > position:
-            self.buffer[position:last_data] = bytes(last_data - position)
+            self.write(position, bytes(last_data - position))
         self.wrote_position = min(self.wrote_position, position)
         self.flushed_position = min(self.flushed_position, position)
         return last_data - position
@@ -170,11 +320,28 @@ class MappedFile:
         through the mapping maps them again.
         """
         with self._lock:
-            if self.available:
-                self.buffer.madvise(mmap.MADV_DONTNEED)
+            if self.available and self._buffer is not None:
+                self._buffer.madvise(mmap.MADV_DONTNEED)
 
     def last_modified_ms(self) -> int:
         return os.stat(self.file_name).st_mtime_ns // 1_000_000
+
+    def park(self) -> bool:
+        """Close the descriptor and drop the mapping, keeping the file usable (it opens
+        again on the next use); False when the file is busy or already closed. The cache
+        calls this; it never waits for the file's lock."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._buffer is None:
+                return False
+            # No munmap here: a thread may hold the mapping; it goes with the last holder.
+            self._buffer = self._view = None
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+            return True
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         """Unmap and close, keeping the file. Views still held by readers stay valid."""
@@ -182,13 +349,21 @@ class MappedFile:
             if not self.available:
                 return
             self.available = False
-            self._view.release()
-            try:
-                self.buffer.close()
-            except BufferError:
-                # A reader still holds a view; the mapping goes when the last view does.
-                log.debug("%s closed while a reader held a view", self.file_name)
-            os.close(self._fd)
+            buffer, view, fd = self._buffer, self._view, self._fd
+            self._buffer = self._view = None
+            self._fd = -1
+            if view is not None:
+                view.release()
+            if buffer is not None:
+                try:
+                    buffer.close()
+                except BufferError:
+                    # A reader still holds a view; the mapping goes when the last view does.
+                    log.debug("%s closed while a reader held a view", self.file_name)
+            if fd >= 0:
+                os.close(fd)
+        if self._cache is not None:
+            self._cache.closed(self)
 
     def destroy(self) -> None:
         """Close and delete the file."""

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import MappedFile, offset_to_file_name
+from orbitmq.store.mapped_file_cache import MappedFileCache
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,11 @@ class MappedFileQueue:
         fs: FileSystem,
         zero_run_limit: int | None = None,
         preallocate: bool = True,
+        cache: MappedFileCache | None = None,
     ):
         self.store_path = store_path
+        #: Bounds the open files of every queue that shares it; None keeps them open.
+        self.cache = cache
         #: Longest run of zero bytes a record can hold; bounds the search for a torn tail.
         self.zero_run_limit = zero_run_limit
         self.preallocate = preallocate
@@ -53,6 +57,7 @@ class MappedFileQueue:
                 self._fs,
                 create=False,
                 preallocate=self.preallocate,
+                cache=self.cache,
             )
             mapped.wrote_position = mapped.flushed_position = self.mapped_file_size
             files.append(mapped)
@@ -93,7 +98,12 @@ class MappedFileQueue:
         os.makedirs(self.store_path, exist_ok=True)
         path = os.path.join(self.store_path, offset_to_file_name(create_offset))
         mapped = MappedFile(
-            path, self.mapped_file_size, self._fs, create=True, preallocate=self.preallocate
+            path,
+            self.mapped_file_size,
+            self._fs,
+            create=True,
+            preallocate=self.preallocate,
+            cache=self.cache,
         )
         if last is None:
             self.flushed_where = create_offset

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import struct
+import threading
 from collections.abc import Iterator
 
 from orbitmq.common import message_const as mc
@@ -34,6 +35,7 @@ from orbitmq.store.flush_service import (
 from orbitmq.store.get_message_result import GetMessageResult, QueryMessageResult
 from orbitmq.store.index_service import IndexService
 from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file_cache import MappedFileCache, open_files_bound
 from orbitmq.store.mapped_page_release_service import MappedPageReleaseService
 from orbitmq.store.message_filter import MessageFilter
 from orbitmq.store.message_reader import read_messages
@@ -48,6 +50,7 @@ from orbitmq.store.reput_message_service import (
 from orbitmq.store.running_flags import RunningFlags
 from orbitmq.store.schedule_message_service import ScheduleMessageService
 from orbitmq.store.store_checkpoint import StoreCheckpoint
+from orbitmq.store.store_lock import StoreLock
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +65,9 @@ _VISIBLE_TRANSACTION_TYPES = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYP
 class MessageStore:
     """Owns every file under ``store_path_root_dir`` and the services that maintain them.
 
-    Lifecycle: ``load()`` (recovers; returns the report), ``start()``, ``shutdown()``.
+    Lifecycle: ``load()`` (takes the directory's lock, then recovers; returns the report),
+    ``start()``, ``shutdown()`` (gives the lock back). Nothing under the root is opened
+    before the lock is held, so a store refused with ``StoreLockedError`` changed nothing.
     """
 
     def __init__(
@@ -79,10 +84,19 @@ class MessageStore:
         self.fs = fs
         self.delay_levels_ms = parse_delay_levels(config.message_delay_level)
         self.running_flags = RunningFlags()
-        os.makedirs(config.store_path_root_dir, exist_ok=True)
+        self.lock = StoreLock(config.store_path_root_dir)
         self.checkpoint = StoreCheckpoint(config.checkpoint_file, fs)
         self.commit_log = CommitLog(config, fs, clock, store_host, self.delay_levels_ms)
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
+        #: Consume-queue files open at once, whatever the number of queues (R19).
+        self.consume_queue_file_cache = MappedFileCache(
+            open_files_bound(config.max_open_consume_queue_files)
+        )
+        #: Queues written since their last complete flush: the flush visits only these.
+        self._dirty_consume_queues: set[ConsumeQueue] = set()
+        self._dirty_lock = threading.Lock()
+        #: The commit log's min offset at the last consume-queue clean-up.
+        self._cleaned_at_min_phy_offset = -1
         self.index_service = IndexService(config, fs)
         dispatchers: list[CommitLogDispatcher] = [_BuildConsumeQueue(self)]
         if config.message_index_enable:
@@ -135,8 +149,11 @@ class MessageStore:
     # -- lifecycle ----------------------------------------------------------------------
 
     def load(self) -> RecoveryReport:
-        """Open every file and recover; afterwards consume queues and index match the log."""
+        """Lock the directory, open every file and recover; afterwards consume queues and
+        index match the log. Raises ``StoreLockedError`` when another store holds it."""
+        self.lock.acquire()
         abnormal = os.path.exists(self.config.abort_file)
+        self.checkpoint.load()
         self.commit_log.mapped_file_queue.load()
         self._load_consume_queues()
         if self.config.message_index_enable:
@@ -160,6 +177,9 @@ class MessageStore:
         # for the dispatch to catch up, then recomputes the table).
         self.reput_message_service.do_reput()
         self._recover_topic_queue_table()
+        # What recovery cut or rebuilt reaches the disk with the first flush round.
+        with self._dirty_lock:
+            self._dirty_consume_queues.update(self.all_consume_queues())
         if self.schedule_message_service is not None:
             self.schedule_message_service.load()
         self.recovery_report = report
@@ -199,11 +219,15 @@ class MessageStore:
         if self._shutdown:
             return
         self._shutdown = True
-        for service in self._services():
-            service.shutdown()
-        self.reput_message_service.do_reput()
-        self.commit_log.mapped_file_queue.flush(0)
-        self.flush_consume_queue_service.do_flush(0)
+        if not self.lock.held:
+            return  # refused, or never loaded: nothing was opened
+        if self.recovery_report is not None:
+            for service in self._services():
+                service.shutdown()
+            self.reput_message_service.do_reput()
+            self.commit_log.mapped_file_queue.flush(0)
+            self.flush_consume_queue_service.do_flush(0)
+        # else a load that failed half way: close what it opened, write nothing.
         self.commit_log.mapped_file_queue.shutdown()
         for queue in self.all_consume_queues():
             queue.shutdown()
@@ -211,6 +235,7 @@ class MessageStore:
         self.checkpoint.shutdown()
         if self._started and self.reput_message_service.behind_bytes == 0:
             os.unlink(self.config.abort_file)
+        self.lock.release()
 
     def _services(self) -> Iterator[Service]:
         """Background services, in shutdown order: producers of writes before flushers."""
@@ -350,6 +375,7 @@ class MessageStore:
                 self.config.consume_queue_dir,
                 self.config.mapped_file_size_consume_queue,
                 self.fs,
+                self.consume_queue_file_cache,
             )
             self.consume_queue_table.setdefault(topic, {})[queue_id] = queue
         return queue
@@ -358,10 +384,25 @@ class MessageStore:
         for queues in list(self.consume_queue_table.values()):
             yield from list(queues.values())
 
+    def mark_dirty(self, queue: ConsumeQueue) -> None:
+        """``queue`` got units: the next flush round visits it (from the dispatch thread)."""
+        with self._dirty_lock:
+            self._dirty_consume_queues.add(queue)
+
     def _flush_logic(self, least_pages: int) -> int:
         timestamp = self.reput_message_service.last_dispatched_timestamp
-        for queue in self.all_consume_queues():
-            queue.flush(least_pages)
+        # Only the queues written since their last complete flush, not every queue of the
+        # broker; dispatch marks queues in a new set meanwhile.
+        with self._dirty_lock:
+            dirty, self._dirty_consume_queues = self._dirty_consume_queues, set()
+        try:
+            for queue in list(dirty):
+                queue.flush(least_pages)
+                if not queue.has_unflushed_units:
+                    dirty.discard(queue)
+        finally:
+            with self._dirty_lock:
+                self._dirty_consume_queues |= dirty
         if self.config.message_index_enable:
             index_timestamp = self.index_service.flush()
             if index_timestamp > 0:
@@ -371,6 +412,12 @@ class MessageStore:
     def _clean_logic(self) -> int:
         min_phy = self.commit_log.min_offset
         deleted = 0
+        # Consume queues lose files only when the commit log lost some (RocketMQ's
+        # CleanConsumeQueueService compares with lastPhysicalMinOffset too): no visit to
+        # every queue of the broker every round.
+        if min_phy == self._cleaned_at_min_phy_offset:
+            return deleted
+        self._cleaned_at_min_phy_offset = min_phy
         for queue in self.all_consume_queues():
             deleted += queue.delete_expired_file(min_phy)
         if self.config.message_index_enable:
@@ -530,6 +577,7 @@ class _BuildConsumeQueue:
 
     def dispatch(self, batch: DispatchBatch) -> None:
         get_queue = self._store.get_or_create_consume_queue
+        mark_dirty = self._store.mark_dirty
         visible = batch.visible()
         topics = batch.topics
         queue_ids = batch.queue_ids
@@ -550,12 +598,14 @@ class _BuildConsumeQueue:
                 and topics[end] == topic
             ):
                 end += 1
-            get_queue(topic, queue_id).put_units(
+            queue = get_queue(topic, queue_id)
+            queue.put_units(
                 queue_offsets[start],
                 batch.commit_log_offsets[start:end],
                 batch.sizes[start:end],
                 batch.tags_codes[start:end],
             )
+            mark_dirty(queue)
             start = end
 
 

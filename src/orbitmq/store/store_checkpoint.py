@@ -16,21 +16,31 @@ _LAYOUT: Final = struct.Struct(">qqq")
 
 
 class StoreCheckpoint:
-    """Owns the checkpoint file. Setters are plain assignments from the flush threads;
-    ``flush`` writes and syncs all three."""
+    """Owns the checkpoint file once ``load`` opened it. Setters are plain assignments from
+    the flush threads; ``flush`` writes and syncs all three."""
 
     def __init__(self, path: str, fs: FileSystem):
+        self._path = path
         self._fs = fs
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        existed = os.path.exists(path)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = -1
+        self._buffer: mmap.mmap | None = None
+        self.physic_msg_timestamp = 0
+        self.logics_msg_timestamp = 0
+        self.index_msg_timestamp = 0
+
+    def load(self) -> None:
+        """Open (or create) the file and read the three times."""
+        os.makedirs(os.path.dirname(self._path), exist_ok=True)
+        existed = os.path.exists(self._path)
+        self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         if os.fstat(self._fd).st_size < OS_PAGE_SIZE:
-            os.ftruncate(self._fd, OS_PAGE_SIZE)
+            # Blocks, not a hole: the page is written through the mapping, where a full
+            # disk would be a SIGBUS.
+            self._fs.allocate(self._fd, 0, OS_PAGE_SIZE)
         self._buffer = mmap.mmap(self._fd, OS_PAGE_SIZE)
-        physic, logics, index = _LAYOUT.unpack_from(self._buffer, 0) if existed else (0, 0, 0)
-        self.physic_msg_timestamp: int = physic
-        self.logics_msg_timestamp: int = logics
-        self.index_msg_timestamp: int = index
+        if existed:
+            times = _LAYOUT.unpack_from(self._buffer, 0)
+            self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = times
 
     @property
     def min_timestamp(self) -> int:
@@ -43,6 +53,8 @@ class StoreCheckpoint:
         return min(self.min_timestamp, self.index_msg_timestamp)
 
     def flush(self) -> None:
+        if self._buffer is None:
+            return  # never loaded: nothing to write to
         _LAYOUT.pack_into(
             self._buffer,
             0,
@@ -53,6 +65,9 @@ class StoreCheckpoint:
         self._fs.sync(self._fd)
 
     def shutdown(self) -> None:
+        if self._buffer is None:
+            return
         self.flush()
         self._buffer.close()
+        self._buffer = None
         os.close(self._fd)

@@ -297,6 +297,7 @@ def test_checkpoint_file_layout(store_factory: StoreFactory, tmp_path: Path) -> 
 def test_checkpoint_fields_are_read_and_written_at_rocketmq_offsets(tmp_path: Path) -> None:
     path = tmp_path / "checkpoint"
     checkpoint = StoreCheckpoint(str(path), OS_FILE_SYSTEM)
+    checkpoint.load()
     checkpoint.physic_msg_timestamp = 0x0102030405060708
     checkpoint.logics_msg_timestamp = 0x1112131415161718
     checkpoint.index_msg_timestamp = 0x2122232425262728
@@ -307,6 +308,7 @@ def test_checkpoint_fields_are_read_and_written_at_rocketmq_offsets(tmp_path: Pa
 
     path.write_bytes(struct.pack(">qqq", 1_790_000_000_001, 1_790_000_000_002, 3) + bytes(4072))
     reread = StoreCheckpoint(str(path), OS_FILE_SYSTEM)
+    reread.load()
     assert (
         reread.physic_msg_timestamp,
         reread.logics_msg_timestamp,

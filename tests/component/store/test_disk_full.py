@@ -44,11 +44,18 @@ def _fill_first_file(store: MessageStore, body_size: int) -> list[bytes]:
         acked.append(body)
 
 
+#: Both ways of creating files: preallocated (warmMapedFileEnable) or growing with the data.
+WARM = pytest.mark.parametrize("warm", [True, False], ids=["preallocated", "sparse"])
+
+
+@WARM
 def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
-    store_factory: StoreFactory, tmp_path: Path
+    store_factory: StoreFactory, tmp_path: Path, warm: bool
 ) -> None:
+    """The next message needs a new file: the end-of-file record of the current one (sparse
+    files) or the new file's blocks (preallocated) cannot be written."""
     fs = FaultInjectingFileSystem()
-    store = store_factory(fs=fs, mapped_file_size_commit_log=CL_SIZE)
+    store = store_factory(fs=fs, mapped_file_size_commit_log=CL_SIZE, warm_maped_file_enable=warm)
     acked = _fill_first_file(store, 300)
     assert list_files(store.config.commit_log_dir) == [file_name(0)]
     # Consume-queue and index files exist before the disk fills: only the commit log grows.
@@ -81,7 +88,7 @@ def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
     assert _read_all(store) == acked + after
     store.shutdown()
 
-    reopened = store_factory(mapped_file_size_commit_log=CL_SIZE)
+    reopened = store_factory(mapped_file_size_commit_log=CL_SIZE, warm_maped_file_enable=warm)
     assert reopened.recovery_report is not None
     assert reopened.recovery_report.truncated_bytes == 0
     assert _read_all(reopened) == acked + after
@@ -91,13 +98,20 @@ def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
     assert _read_all(reopened) == [*acked, *after, b"next"]
 
 
-def test_full_disk_on_the_very_first_file(store_factory: StoreFactory) -> None:
+@WARM
+def test_full_disk_on_the_very_first_file(store_factory: StoreFactory, warm: bool) -> None:
     fs = FaultInjectingFileSystem()
+    store = store_factory(fs=fs, warm_maped_file_enable=warm)
     fs.disk_full = True
-    store = store_factory(fs=fs)
     result = store.put_message(make_message())
-    assert result.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
-    assert list_files(store.config.commit_log_dir) == []
+    assert os.strerror(errno.ENOSPC) in result.remark
+    if warm:  # the file's blocks could not be had: no file
+        assert result.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+        assert list_files(store.config.commit_log_dir) == []
+    else:  # a sparse file takes no blocks; its first write could not have them
+        assert result.status is PutMessageStatus.UNKNOWN_ERROR
+        assert "commit log write failed" in result.remark
+        assert list_files(store.config.commit_log_dir) == [file_name(0)]
     assert store.max_phy_offset == 0
     fs.disk_full = False
     result = store.put_message(make_message(body=b"first"))
@@ -114,7 +128,10 @@ def test_dispatch_stops_when_a_consume_queue_file_cannot_be_created_and_resumes(
 ) -> None:
     """Driven by hand (services not started) so every reput round is visible."""
     fs = FaultInjectingFileSystem()
-    store = store_factory(fs=fs, start=False, mapped_file_size_consume_queue=4 * 20)
+    # The commit log preallocated: its appends need no new blocks, only the queue's do.
+    store = store_factory(
+        fs=fs, start=False, mapped_file_size_consume_queue=4 * 20, warm_maped_file_enable=True
+    )
     bodies = [f"m{i}".encode() for i in range(7)]
     for body in bodies[:4]:
         assert store.put_message(make_message(body=body, keys="k")).is_ok
@@ -155,7 +172,7 @@ def test_running_dispatch_resumes_by_itself_once_space_returns(
     store_factory: StoreFactory,
 ) -> None:
     fs = FaultInjectingFileSystem()
-    store = store_factory(fs=fs, mapped_file_size_consume_queue=2 * 20)
+    store = store_factory(fs=fs, mapped_file_size_consume_queue=2 * 20, warm_maped_file_enable=True)
     assert store.put_message(make_message(body=b"a")).is_ok
     assert store.put_message(make_message(body=b"b")).is_ok
     assert store.wait_for_dispatch()
@@ -200,14 +217,15 @@ def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount_point)], check=False, timeout=30)
 
 
+@WARM
 def test_a_really_full_tmpfs_fails_cleanly_and_recovers_after_space_is_freed(
-    tiny_tmpfs: Path, store_factory: StoreFactory
+    tiny_tmpfs: Path, store_factory: StoreFactory, warm: bool
 ) -> None:
     ballast = tiny_tmpfs / "ballast"
     ballast.write_bytes(b"\xaa" * (512 * 1024))
     root = tiny_tmpfs / "store"
     cl_size = 128 * 1024
-    store = store_factory(root, mapped_file_size_commit_log=cl_size)
+    store = store_factory(root, mapped_file_size_commit_log=cl_size, warm_maped_file_enable=warm)
     # Dispatch creates the consume-queue and index files; let that happen before the disk
     # fills, so the commit log is what runs out of space.
     assert store.put_message(make_message(body=b"warm-up")).is_ok
@@ -222,7 +240,14 @@ def test_a_really_full_tmpfs_fails_cleanly_and_recovers_after_space_is_freed(
             break
         acked.append(body)
     assert failure is not None, "the 2 MiB tmpfs never filled up"
-    assert failure.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+    # Preallocated: the next file cannot be had. Sparse: a write into the current file (or
+    # its end-of-file record) cannot get its blocks.
+    refused = (
+        {PutMessageStatus.CREATE_MAPPED_FILE_FAILED}
+        if warm
+        else {PutMessageStatus.CREATE_MAPPED_FILE_FAILED, PutMessageStatus.UNKNOWN_ERROR}
+    )
+    assert failure.status in refused
     assert os.strerror(errno.ENOSPC) in failure.remark
     assert len(acked) > 10
     files = list_files(store.config.commit_log_dir)
@@ -232,7 +257,7 @@ def test_a_really_full_tmpfs_fails_cleanly_and_recovers_after_space_is_freed(
         assert os.path.getsize(Path(store.config.commit_log_dir) / name) == cl_size
     # Still full: still a clean failure, and what was stored reads back.
     again = store.put_message(make_message(body=b"z" * 8000))
-    assert again.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+    assert again.status in refused
     assert store.wait_for_dispatch()
     assert _read_all(store) == acked
 
@@ -244,7 +269,7 @@ def test_a_really_full_tmpfs_fails_cleanly_and_recovers_after_space_is_freed(
     assert _read_all(store) == acked + more
     store.shutdown()
 
-    reopened = store_factory(root, mapped_file_size_commit_log=cl_size)
+    reopened = store_factory(root, mapped_file_size_commit_log=cl_size, warm_maped_file_enable=warm)
     assert reopened.recovery_report is not None
     assert not reopened.recovery_report.abnormal
     assert reopened.recovery_report.truncated_bytes == 0

@@ -24,11 +24,20 @@ def test_store_directory_is_rocketmq_layout(store_factory: StoreFactory, tmp_pat
         config = ConfigFile(store.config.config_file(name))
         config.save({"version": 1})
         config.save({"version": 2})
-    assert _tree(root) == {"abort", "checkpoint", "config", "commitlog", "consumequeue", "index"}
+    assert _tree(root) == {
+        "abort",
+        "checkpoint",
+        "config",
+        "commitlog",
+        "consumequeue",
+        "index",
+        "lock",
+    }
     assert (root / "consumequeue" / "LayoutTopic" / "3").is_dir()
     assert _tree(root / "config") == {f"{n}.json{s}" for n in CONFIG_NAMES for s in ("", ".bak")}
     store.shutdown()
-    assert _tree(root) == {"checkpoint", "config", "commitlog", "consumequeue", "index"}
+    # The lock file stays (as RocketMQ's): the lock itself dies with its holder.
+    assert _tree(root) == {"checkpoint", "config", "commitlog", "consumequeue", "index", "lock"}
 
 
 def test_a_read_stops_at_max_total_bytes_but_returns_at_least_one(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 
@@ -156,3 +157,44 @@ def test_shutdown_of_a_service_never_started() -> None:
     service.shutdown(TIMEOUT_S)
     assert service.is_stopped()
     assert service.service_name == "Idle"
+
+
+class FailingService(Service):
+    """Raises from ``run`` the first ``failures`` times, then loops quietly."""
+
+    def __init__(self, failures: int, error: Exception) -> None:
+        super().__init__()
+        self.failures = failures
+        self.error = error
+        self.calls = 0
+        self.running = threading.Event()
+
+    def run(self) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        self.running.set()
+        while not self.is_stopped():
+            self.wait_for_running(LONG_S)
+
+
+def test_a_service_survives_errors_out_of_run_and_goes_on() -> None:
+    """An OSError such as EMFILE must not end a store's flush or dispatch for good."""
+    service = FailingService(3, OSError(errno.EMFILE, "Too many open files"))
+    service.start()
+    try:
+        assert service.running.wait(TIMEOUT_S), "the service died of its errors"
+        assert service.calls == 4
+    finally:
+        service.shutdown(TIMEOUT_S)
+
+
+def test_a_service_stopped_while_it_pauses_after_an_error_ends_at_once() -> None:
+    service = FailingService(10**6, RuntimeError("always"))
+    service.start()
+    started = time.monotonic()
+    thread = service._thread
+    assert thread is not None
+    service.shutdown(TIMEOUT_S)
+    assert time.monotonic() - started < TIMEOUT_S
+    assert not thread.is_alive()

@@ -1,0 +1,86 @@
+"""MappedFileCache: a bound on the consume-queue files a store keeps open.
+
+Each open file costs two descriptors (the file's and the mapping's own copy) and a mapping.
+A broker with ten thousand queues and more (R19) would run out of descriptors (RLIMIT_NOFILE)
+or mappings (vm.max_map_count) if every file stayed open, as RocketMQ's do; here a file
+opens on first use and the least recently used ones close when more than ``max_open`` are
+open. Closing loses nothing: written pages stay in the page cache and flush through a
+descriptor opened for the flush.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from orbitmq.store.mapped_file import MappedFile
+
+log = logging.getLogger(__name__)
+
+#: Descriptors an open file costs: its own and the one its mmap keeps.
+DESCRIPTORS_PER_FILE: Final = 2
+#: The smallest bound the cache accepts, whatever the limits: the last files of a few
+#: queues in use at once.
+MIN_OPEN_FILES: Final = 16
+
+
+def open_files_bound(max_open: int, share: float = 0.5) -> int:
+    """``max_open`` (the maxOpenConsumeQueueFiles setting), lowered to what ``share`` of the
+    process's soft RLIMIT_NOFILE allows: the rest stays for connections, the commit log and
+    index files, and everything else the process opens."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return max(max_open, MIN_OPEN_FILES)
+    return max(MIN_OPEN_FILES, min(max_open, int(soft * share) // DESCRIPTORS_PER_FILE))
+
+
+class MappedFileCache:
+    """Owns the ring of open files of one store and closes files beyond ``max_open``.
+
+    Eviction is CLOCK (second chance): a use of a file only sets its ``referenced`` flag,
+    so the hot path takes no lock; the hand passes over referenced files once, clearing the
+    flag, and closes the first file that was not used since the hand last came by. A file
+    busy in another thread (its lock taken) is passed over too. Safe from any thread.
+    """
+
+    def __init__(self, max_open: int) -> None:
+        self.max_open = max(max_open, MIN_OPEN_FILES)
+        #: The open files in the hand's order (insertion order; O(1) removal on close).
+        self._ring: OrderedDict[MappedFile, None] = OrderedDict()
+        self._lock = threading.Lock()
+        #: Files closed to keep the bound, since the start.
+        self.evictions = 0
+
+    @property
+    def open_count(self) -> int:
+        return len(self._ring)
+
+    def opened(self, mapped: MappedFile) -> None:
+        """``mapped`` was opened: track it, and close others while over the bound."""
+        with self._lock:
+            ring = self._ring
+            ring[mapped] = None
+            # Each file is looked at twice at most: once to clear its flag, once to close it.
+            budget = 2 * len(ring)
+            while len(ring) > self.max_open and budget > 0:
+                budget -= 1
+                victim, _ = ring.popitem(last=False)
+                if victim is mapped:
+                    ring[victim] = None
+                elif victim.referenced:
+                    victim.referenced = False
+                    ring[victim] = None
+                elif victim.park():
+                    self.evictions += 1
+                elif victim.is_open:
+                    ring[victim] = None  # busy in another thread: next time round
+                # else it was closed meanwhile and is gone already
+
+    def closed(self, mapped: MappedFile) -> None:
+        """``mapped`` was closed for good (shutdown, retention, a deleted topic)."""
+        with self._lock:
+            self._ring.pop(mapped, None)

@@ -1,0 +1,196 @@
+"""Many queues, few open files (R19): consume-queue files open on use and close beyond
+maxOpenConsumeQueueFiles; background services live through EMFILE; the flush and the
+clean-up visit only the queues that need it. Store files grow with their data."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from orbitmq.store import GetMessageStatus, MessageStore, MessageStoreConfig
+from orbitmq.store.mapped_file import ALLOCATION_CHUNK, MappedFile
+from orbitmq.testing import FaultInjectingFileSystem
+from tests.component.store.records import parse_record
+from tests.component.store.test_flush import RecordingFileSystem
+from tests.conftest import StoreFactory
+from tests.support import make_message
+
+TOPIC = "ManyQueues"
+BOUND = 16
+
+
+def _open_queue_descriptors(store: MessageStore) -> int:
+    """Descriptors of this process on files of the store's consume queues."""
+    root = os.path.realpath(store.config.consume_queue_dir) + os.sep
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile
+        count += target.startswith(root)
+    return count
+
+
+def _put_round_robin(store: MessageStore, queues: int, rounds: int, topic: str = TOPIC) -> None:
+    for r in range(rounds):
+        for q in range(queues):
+            body = f"{q}:{r}".encode()
+            assert store.put_message(make_message(topic, body, queue_id=q)).is_ok
+
+
+def _read_queue(store: MessageStore, queue_id: int, topic: str = TOPIC) -> list[bytes]:
+    bodies: list[bytes] = []
+    offset = store.get_min_offset_in_queue(topic, queue_id)
+    while offset < store.get_max_offset_in_queue(topic, queue_id):
+        got = store.get_message("g", topic, queue_id, offset, 32)
+        assert got.status is GetMessageStatus.FOUND, got.status
+        bodies += [parse_record(b).body for b in got.message_buffers]
+        offset = got.next_begin_offset
+    return bodies
+
+
+def _expected(queue_id: int, rounds: int) -> list[bytes]:
+    return [f"{queue_id}:{r}".encode() for r in range(rounds)]
+
+
+def test_open_consume_queue_files_stay_within_the_bound_and_everything_reads_back(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    root = tmp_path / "store"
+    # Three units per file: every queue has several files too.
+    settings = {"max_open_consume_queue_files": BOUND, "mapped_file_size_consume_queue": 60}
+    store = store_factory(root, **settings)
+    queues, rounds = 200, 7
+    _put_round_robin(store, queues, rounds)
+    assert store.wait_for_dispatch()
+    cache = store.consume_queue_file_cache
+    assert cache.open_count <= BOUND
+    assert cache.evictions > 0
+    # Two descriptors per open file (its own and its mapping's), and one each for a sync
+    # and an allocation that may be under way meanwhile (on a file of their own).
+    assert _open_queue_descriptors(store) <= 2 * BOUND + 2
+    for q in range(queues):
+        assert _read_queue(store, q) == _expected(q, rounds)
+    assert cache.open_count <= BOUND
+    store.shutdown()
+    assert _open_queue_descriptors(store) == 0
+
+    reopened = store_factory(root, **settings)
+    assert reopened.consume_queue_file_cache.open_count <= BOUND
+    for q in range(queues):
+        assert _read_queue(reopened, q) == _expected(q, rounds)
+    # And it goes on writing where each queue ended.
+    _put_round_robin(reopened, queues, 1, topic="Later")
+    assert reopened.put_message(make_message(TOPIC, b"next", queue_id=3)).is_ok
+    assert reopened.wait_for_dispatch()
+    assert _read_queue(reopened, 3) == [*_expected(3, rounds), b"next"]
+    assert _open_queue_descriptors(reopened) <= 2 * BOUND + 2
+
+
+def test_emfile_stops_dispatch_for_a_while_and_no_service_dies(
+    store_factory: StoreFactory,
+) -> None:
+    fs = FaultInjectingFileSystem()
+    store = store_factory(fs=fs, max_open_consume_queue_files=BOUND)
+    queues = 3 * BOUND
+    _put_round_robin(store, queues, 1)
+    assert store.wait_for_dispatch()
+
+    fs.open_error = errno.EMFILE  # the process has no descriptor left
+    # New queues need new files; most old ones were closed and must open again.
+    _put_round_robin(store, queues, 1, topic="NewTopic")
+    _put_round_robin(store, queues, 1)
+    assert not store.wait_for_dispatch(timeout_s=0.5)
+    store.flush_consume_queue_service.wakeup()
+    store.clean_resource_service.wakeup()
+    services = list(store._services())
+    assert all(s._thread is not None and s._thread.is_alive() for s in services)
+
+    fs.open_error = None
+    assert store.wait_for_dispatch(timeout_s=10)
+    for q in range(queues):
+        assert _read_queue(store, q) == _expected(q, 1) * 2
+        assert _read_queue(store, q, topic="NewTopic") == _expected(q, 1)
+    assert all(s._thread is not None and s._thread.is_alive() for s in services)
+
+
+def _synced_queue_files(fs: RecordingFileSystem, store: MessageStore) -> set[str]:
+    root = os.path.realpath(store.config.consume_queue_dir) + os.sep
+    return {os.path.relpath(p, root) for p in fs.synced if p.startswith(root)}
+
+
+def test_a_flush_round_visits_only_the_queues_written_since_the_last(
+    store_factory: StoreFactory,
+) -> None:
+    fs = RecordingFileSystem()
+    store = store_factory(fs=fs, start=False, max_open_consume_queue_files=BOUND)
+    _put_round_robin(store, 50, 1)
+    store.reput_message_service.do_reput()
+    store.flush_consume_queue_service.do_flush(0)
+    assert len(_synced_queue_files(fs, store)) == 50
+
+    fs.synced.clear()
+    store.flush_consume_queue_service.do_flush(0)
+    assert _synced_queue_files(fs, store) == set()
+    assert store.put_message(make_message(TOPIC, b"one more", queue_id=7)).is_ok
+    store.reput_message_service.do_reput()
+    store.flush_consume_queue_service.do_flush(0)
+    assert _synced_queue_files(fs, store) == {f"{TOPIC}/7/{0:020d}"}
+
+
+def test_the_clean_up_visits_the_queues_only_when_the_commit_log_lost_files(
+    store_factory: StoreFactory,
+) -> None:
+    fs = FaultInjectingFileSystem()
+    store = store_factory(fs=fs, start=False, max_open_consume_queue_files=BOUND)
+    _put_round_robin(store, 4 * BOUND, 1)
+    store.reput_message_service.do_reput()
+    store.clean_resource_service.run_once()  # the first round looks at every queue
+    opens = fs.opens
+    for _ in range(3):
+        store.clean_resource_service.run_once()
+    assert fs.opens == opens  # no closed file was opened to be looked at
+
+
+def test_store_files_take_disk_as_data_arrives(tmp_path: Path) -> None:
+    """RocketMQ's defaults (a 1 GiB commit log file, a 420 MB index file) with
+    warmMapedFileEnable off: the store takes megabytes, not 1.4 GB, before its first
+    messages. With it on, files get every block when created."""
+    root = tmp_path / "store"
+    config = MessageStoreConfig(store_path_root_dir=str(root))
+    assert not config.warm_maped_file_enable
+    store = MessageStore(config)
+    store.load()
+    store.start()
+    try:
+        for i in range(100):
+            assert store.put_message(make_message(body=b"x" * 1024, keys=f"k{i}")).is_ok
+        assert store.wait_for_dispatch()
+        store.flush_consume_queue_service.do_flush(0)
+        used = sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())
+        # The index file's header and hash slots (20 MB) are reserved at once; the rest is
+        # what the data took.
+        assert used < 24 * 1024 * 1024, f"{used} bytes on disk"
+        assert len(store.query_message("TopicTest", "k42", 32, 0, 2**62).message_buffers) == 1
+    finally:
+        store.shutdown()
+
+
+def test_data_end_bounds_what_recovery_reads(tmp_path: Path) -> None:
+    fs = FaultInjectingFileSystem()
+    size = 6_000_000
+    sparse = MappedFile(str(tmp_path / f"{0:020d}"), size, fs, create=True, preallocate=False)
+    if sparse.data_end() == size:
+        pytest.skip("this file system does not report where a sparse file's data ends")
+    assert sparse.data_end() == 0
+    sparse.append(b"\x01" * 20)
+    assert 0 < sparse.data_end() <= ALLOCATION_CHUNK
+    sparse.close()
+    full = MappedFile(str(tmp_path / f"{size:020d}"), 8192, fs, create=True)
+    full.append(b"\x02" * 8192)
+    assert full.data_end() == 8192
+    full.close()
