@@ -8,6 +8,7 @@ import itertools
 import logging
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -105,7 +106,10 @@ def make_message(
     )
 
 
-READY = re.compile(r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), data in (.+)$")
+READY = re.compile(
+    r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), "
+    r"listening on (?:.+), data in (.+)$"
+)
 
 
 #: broker.conf lines that keep a test broker's preallocated files small: the defaults (a 1 GiB
@@ -114,11 +118,23 @@ SMALL_STORE_CONF = "mappedFileSizeCommitLog=16777216\nmaxHashSlotNum=50000\nmaxI
 
 
 def start_orbitmq(
-    data_dir: Path, out: Path, config: Path | None = None, *, small_files: bool = True
+    data_dir: Path,
+    out: Path,
+    config: Path | None = None,
+    *,
+    small_files: bool = True,
+    open_files_soft_limit: int | None = None,
 ) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
     """Start ``orbitmq start [-c config]`` on free ports; wait (bounded) for its ready line.
     Without ``config`` the broker gets ``SMALL_STORE_CONF``, or with ``small_files=False`` no
-    broker.conf at all (the embedded defaults ``make run`` uses)."""
+    broker.conf at all (the embedded defaults ``make run`` uses). ``open_files_soft_limit``
+    starts it with that soft RLIMIT_NOFILE."""
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+    def limit_open_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files_soft_limit or hard, hard))
+
     if config is None and small_files:
         config = out.with_suffix(".conf")
         config.write_text(SMALL_STORE_CONF)
@@ -141,6 +157,8 @@ def start_orbitmq(
             stdout=out_file,
             stderr=err_file,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # Only setrlimit runs between fork and exec: no lock a thread could hold.
+            preexec_fn=limit_open_files if open_files_soft_limit else None,  # noqa: PLW1509
         )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

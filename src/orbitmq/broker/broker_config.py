@@ -36,7 +36,12 @@ class BrokerConfig:
     broker_id: int = 0
     #: Name servers, "host:port;host:port".
     namesrv_addr: str | None = None
-    broker_ip1: str = "127.0.0.1"
+    #: The host written into messages and registered with name servers; empty: the bind
+    #: address, or this host's address when listening on every interface (RocketMQ: the
+    #: local address). Filled in by the BrokerController.
+    broker_ip1: str = ""
+    #: The address to listen on (RocketMQ 5's bindAddress): every interface by default.
+    bind_address: str = "0.0.0.0"
     listen_port: int = 10911
     broker_permission: int = PERM_READ | PERM_WRITE
     default_topic_queue_nums: int = 8

@@ -34,6 +34,7 @@ from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.periodic import run_every
+from orbitmq.common.socket_address import advertised_host
 from orbitmq.protocol import RequestCode
 from orbitmq.remoting import (
     DEFAULT_CAPACITY,
@@ -54,8 +55,9 @@ class BrokerController:
     ``start`` loads the metadata and the store (recovery), starts the store and the
     long-polling service, listens, then registers with the name servers; ``stop``
     unregisters, undoes the rest and saves the offsets. The store host written into every
-    message (and its offset message id) is ``broker_ip1`` and the bound port (with
-    listen_port 0 the server binds before the store loads). Use from one event loop.
+    message (and its offset message id) is ``broker_ip1`` and the bound port: the port is
+    bound before anything else, then the store directory is locked (``StoreLockedError``
+    when another process holds it), loaded and served. Use from one event loop.
     """
 
     def __init__(
@@ -68,6 +70,8 @@ class BrokerController:
     ) -> None:
         self.broker_config = broker_config
         self.store_config = store_config
+        if not broker_config.broker_ip1:
+            broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self.topic_config_manager = TopicConfigManager(
             broker_config,
             store_config.config_file("topics"),
@@ -127,7 +131,7 @@ class BrokerController:
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.remoting_server = RemotingServer(
-            "0.0.0.0",
+            broker_config.bind_address,
             broker_config.listen_port,
             channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
         )
@@ -247,11 +251,37 @@ class BrokerController:
         return f"{self.broker_config.broker_ip1}:{self.port}"
 
     async def start(self) -> None:
-        if self.broker_config.listen_port == 0:
-            # Port 0: bind first (nobody knows the port before start returns), so the store
-            # host written into messages and their offset msgIds carries the real port.
+        # The port first: a busy port fails before the store is touched. Connections are
+        # refused until everything is loaded (``bind`` does not accept yet).
+        await self.remoting_server.bind()
+        # The store host written into messages and their offset msgIds carries the bound
+        # port (known only now with listen_port 0).
+        self.message_store.commit_log.set_store_host((self.broker_config.broker_ip1, self.port))
+        try:
+            # One process per store: nothing is read before the lock is held.
+            self.message_store.lock.acquire()
+            await self._load()
+            self.message_store.start()
+            await self.pull_request_hold_service.start()
+            await self.client_housekeeping.start()
             await self.remoting_server.start()
-            self.message_store.commit_log.set_store_host((self.broker_config.broker_ip1, self.port))
+        except BaseException:
+            await self.remoting_server.stop()
+            await self.client_housekeeping.stop()
+            await self.pull_request_hold_service.stop()
+            # A started store stops as a clean shutdown does (no abort file); a store that
+            # never started only gives its lock back.
+            await asyncio.to_thread(self.message_store.shutdown)
+            raise
+        if self._persist_task is None:
+            self._persist_task = asyncio.create_task(
+                self._persist_offsets_loop(), name="persistConsumerOffset"
+            )
+        await self.registration_service.start()
+        log.info("broker %s started on %s", self.broker_config.broker_name, self.address)
+
+    async def _load(self) -> None:
+        """The metadata tables and the store (recovery), as RocketMQ's ``initialize``."""
         self.topic_config_manager.load()
         self.subscription_group_manager.load()
         self.consumer_offset_manager.load()
@@ -270,23 +300,6 @@ class BrokerController:
             )
         else:
             log.info("store loaded: %s", report)
-        self.message_store.start()
-        await self.pull_request_hold_service.start()
-        await self.client_housekeeping.start()
-        try:
-            await self.remoting_server.start()
-        except BaseException:
-            # E.g. the port is in use: leave the store as a clean shutdown does (no abort file).
-            await self.client_housekeeping.stop()
-            await self.pull_request_hold_service.stop()
-            await asyncio.to_thread(self.message_store.shutdown)
-            raise
-        if self._persist_task is None:
-            self._persist_task = asyncio.create_task(
-                self._persist_offsets_loop(), name="persistConsumerOffset"
-            )
-        await self.registration_service.start()
-        log.info("broker %s started on %s", self.broker_config.broker_name, self.address)
 
     async def stop(self) -> None:
         await self.registration_service.stop()

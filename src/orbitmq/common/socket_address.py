@@ -37,3 +37,34 @@ def _ip_text(packed: bytes) -> str:
 
 def is_ipv6(address: SocketAddress) -> bool:
     return ":" in address[0]
+
+
+#: Hosts a server binds to listen on every interface.
+WILDCARD_HOSTS: Final = frozenset({"", "0.0.0.0", "::"})
+
+
+def is_wildcard(host: str) -> bool:
+    return host in WILDCARD_HOSTS
+
+
+def local_address() -> str:
+    """This host's address as other hosts reach it: the address of the interface that holds
+    the route out (RocketMQ's RemotingUtil.getLocalAddress takes the first non-loopback
+    address); 127.0.0.1 on a machine without a network.
+
+    A UDP socket "connected" to an address sends nothing; the kernel only picks the route
+    and, with it, the source address.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: routed like any remote host
+            host: str = probe.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+    return host if host != "0.0.0.0" else "127.0.0.1"
+
+
+def advertised_host(bind_address: str) -> str:
+    """The host a server bound to ``bind_address`` gives to others: that address itself, or
+    this host's address when it listens on every interface."""
+    return local_address() if is_wildcard(bind_address) else bind_address

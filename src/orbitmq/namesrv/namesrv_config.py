@@ -35,7 +35,8 @@ class NamesrvConfig:
     product_env_name: str = "center"
     cluster_test: bool = False
     order_message_enable: bool = False
-    listen_address: str = "0.0.0.0"
+    #: The address to listen on (RocketMQ 5's bindAddress): every interface by default.
+    bind_address: str = "0.0.0.0"
     listen_port: int = 9876
     server_channel_max_idle_time_seconds: int = 120
     #: How often silent brokers are looked for (RocketMQ: every 10 s).

@@ -38,7 +38,7 @@ class NamesrvController:
         self.route_info_manager = RouteInfoManager(clock)
         self.kv_config_manager = KVConfigManager(self.config.kv_config_path or None)
         self.remoting_server = RemotingServer(
-            self.config.listen_address,
+            self.config.bind_address,
             self.config.listen_port,
             channel_max_idle_s=float(self.config.server_channel_max_idle_time_seconds),
         )
@@ -81,7 +81,7 @@ class NamesrvController:
 
     @property
     def address(self) -> str:
-        host = self.config.listen_address
+        host = self.config.bind_address
         return f"{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{self.port}"
 
     async def start(self) -> None:

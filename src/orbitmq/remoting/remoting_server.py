@@ -91,7 +91,10 @@ class RemotingServer(ProcessorRegistry):
         """The open connections, oldest first."""
         return list(self._channels.values())
 
-    async def start(self) -> None:
+    async def bind(self) -> None:
+        """Take the port without accepting connections yet (they are refused until
+        ``start``): a server that must load state first learns of a busy port before it
+        touches anything. Raises OSError when the address is in use."""
         if self._server is not None:
             return
         loop = asyncio.get_running_loop()
@@ -102,9 +105,17 @@ class RemotingServer(ProcessorRegistry):
             ssl=self._ssl,
             backlog=self._backlog,
             reuse_address=True,
+            start_serving=False,
         )
         self._port = int(self._server.sockets[0].getsockname()[1])
-        log.info("remoting server listening on %s:%d", self.host, self._port)
+
+    async def start(self) -> None:
+        """Bind (if not yet) and accept connections."""
+        await self.bind()
+        assert self._server is not None
+        if not self._server.is_serving():
+            await self._server.start_serving()
+            log.info("remoting server listening on %s:%d", self.host, self.port)
 
     async def stop(self, grace_s: float = 1.0) -> None:
         """Stop accepting, give requests in progress up to ``grace_s`` to answer, close every

@@ -32,7 +32,7 @@ class InProcessCluster:
         self.broker_count = brokers
         self.broker_settings = broker_settings or {}
         self.store_settings = store_settings or {}
-        self.namesrv = NamesrvController(NamesrvConfig(listen_port=0))
+        self.namesrv = NamesrvController(NamesrvConfig(listen_port=0, bind_address="127.0.0.1"))
         self.brokers: list[BrokerController] = []
 
     @property
@@ -59,7 +59,7 @@ class InProcessCluster:
         """Start one more broker (or start again one that was stopped, on its data)."""
         config = BrokerConfig(
             broker_name=name,
-            broker_ip1="127.0.0.1",
+            bind_address="127.0.0.1",
             listen_port=0,
             namesrv_addr=self.namesrv_addr,
         )

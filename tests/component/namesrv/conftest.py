@@ -37,9 +37,7 @@ async def controller_factory(
         **settings: object,
     ) -> NamesrvController:
         kv_path = tmp_path_factory.mktemp("namesrv") / "kvConfig.json"
-        config = NamesrvConfig(
-            listen_address="127.0.0.1", listen_port=0, kv_config_path=str(kv_path)
-        )
+        config = NamesrvConfig(bind_address="127.0.0.1", listen_port=0, kv_config_path=str(kv_path))
         for key, value in settings.items():
             setattr(config, key, value)
         controller = NamesrvController(config, clock or ManualClock())

@@ -1,0 +1,287 @@
+"""The server commands: ``orbitmq namesrv``, ``orbitmq broker -c broker.conf`` and
+``orbitmq start`` (a name server and a broker in one process, with embedded defaults).
+
+Servers run on one event loop (uvloop when installed) until SIGTERM or SIGINT, then stop
+cleanly: the broker unregisters, flushes its store and removes the abort file. A bad
+configuration, a port in use or a data directory held by another process is one line on
+stderr and a non-zero exit, before anything in the data directory changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
+from orbitmq.cli.console import fail, say, warn
+from orbitmq.cli.log_level import log_level_option
+from orbitmq.cli.open_files import raise_open_files_limit
+from orbitmq.common.errors import ConfigError
+from orbitmq.common.java_properties import parse_properties
+from orbitmq.common.socket_address import is_wildcard
+from orbitmq.namesrv import NamesrvConfig, NamesrvController, load_namesrv_config
+from orbitmq.remoting import run
+from orbitmq.store import MessageStoreConfig, StoreError
+
+#: ``orbitmq start``'s embedded defaults: a developer's machine, reachable from itself only.
+DEFAULT_NAMESRV_PORT = 9876
+DEFAULT_BROKER_PORT = 10911
+DEFAULT_BROKER_NAME = "broker-a"
+DEFAULT_DATA_DIR = "~/orbitmq-store"
+DEFAULT_START_BIND = "127.0.0.1"
+
+Starter = Callable[[], Awaitable[Callable[[], Awaitable[None]]]]
+
+
+async def _serve(start: Starter) -> None:
+    """``start`` brings the servers up and returns how to stop them; serve until SIGTERM or
+    SIGINT."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows
+            loop.add_signal_handler(sig, stopping.set)
+    stop = await start()
+    try:
+        await stopping.wait()
+    finally:
+        say("OrbitMQ stopping ...")
+        await stop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.remove_signal_handler(sig)
+    say("OrbitMQ stopped.")
+
+
+def _run(start: Starter) -> None:
+    limit = raise_open_files_limit()
+    if limit.raised:
+        say(f"open files limit raised from {limit.before} to {limit.after} (the hard limit)")
+    try:
+        run(_serve(start))
+    except (ConfigError, StoreError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        # Most often a port in use ("error while attempting to bind on address ...").
+        fail(str(exc) or repr(exc))
+
+
+def _listening_on(host: str) -> str:
+    return f"every interface ({host or '0.0.0.0'})" if is_wildcard(host) else host
+
+
+def _warn_if_exposed(host: str, ports: str) -> None:
+    if is_wildcard(host):
+        warn(
+            f"listening on every interface without authentication: anyone who reaches this "
+            f"host on {ports} can read and write every topic (bindAddress=127.0.0.1 keeps it "
+            "to this machine)"
+        )
+
+
+@click.command()
+@click.option("-c", "--config", "config_path", type=click.Path(), help="namesrv.conf")
+@click.option("--listen-port", type=int, help="Override listenPort (0: any free port).")
+@click.option("--bind", help="Override bindAddress (default 0.0.0.0: every interface).")
+@log_level_option()
+def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) -> None:
+    """Run a name server (default port 9876)."""
+    try:
+        config = load_namesrv_config(config_path)
+    except ConfigError as exc:
+        fail(str(exc))
+    if listen_port is not None:
+        config.listen_port = listen_port
+    if bind is not None:
+        config.bind_address = bind
+
+    async def start() -> Callable[[], Awaitable[None]]:
+        controller = NamesrvController(config)
+        await controller.start()
+        _warn_if_exposed(config.bind_address, f"port {controller.port}")
+        say(
+            f"OrbitMQ name server ready on {controller.address}, "
+            f"listening on {_listening_on(config.bind_address)}"
+        )
+        return controller.stop
+
+    _run(start)
+
+
+@click.command()
+@click.option("-c", "--config", "config_path", type=click.Path(), required=True, help="broker.conf")
+@click.option("--listen-port", type=int, help="Override listenPort (0: any free port).")
+@click.option("-n", "--namesrv-addr", help="Override namesrvAddr (host:port;host:port).")
+@click.option("--bind", help="Override bindAddress (default 0.0.0.0: every interface).")
+@log_level_option()
+def broker(
+    config_path: str, listen_port: int | None, namesrv_addr: str | None, bind: str | None
+) -> None:
+    """Run a broker configured by broker.conf (RocketMQ's keys)."""
+    try:
+        startup = load_broker_config(config_path)
+    except ConfigError as exc:
+        fail(str(exc))
+    broker_config, store_config = startup.broker, startup.store
+    if listen_port is not None:
+        broker_config.listen_port = listen_port
+    if namesrv_addr is not None:
+        broker_config.namesrv_addr = namesrv_addr
+    if bind is not None:
+        broker_config.bind_address = bind
+
+    async def start() -> Callable[[], Awaitable[None]]:
+        controller = BrokerController(broker_config, store_config)
+        await controller.start()
+        names = ", ".join(broker_config.namesrv_addresses) or "none"
+        _warn_if_exposed(broker_config.bind_address, f"port {controller.port}")
+        say(
+            f"OrbitMQ broker ready: {controller.address} "
+            f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
+            f"listening on {_listening_on(broker_config.bind_address)}, "
+            f"name servers: {names}, data in {store_config.store_path_root_dir}"
+        )
+        return controller.stop
+
+    _run(start)
+
+
+@dataclass(slots=True)
+class EmbeddedConfig:
+    """``orbitmq start``'s settings for its name server and broker."""
+
+    namesrv: NamesrvConfig
+    broker: BrokerConfig
+    store: MessageStoreConfig
+    #: namesrvAddr from the file; None: the embedded name server.
+    namesrv_addr: str | None
+
+
+def embedded_config(
+    config_path: str | None,
+    data_dir: str | None,
+    namesrv_port: int | None = None,
+    listen_port: int | None = None,
+    bind: str | None = None,
+) -> EmbeddedConfig:
+    """``orbitmq start``'s settings: the embedded defaults, under broker.conf if given (every
+    key in the file wins over the defaults), under the command-line options."""
+    keys: set[str] = set()
+    startup = load_broker_config(config_path, environ={})
+    if config_path is not None:
+        with contextlib.suppress(OSError):  # read fine just above
+            keys = set(parse_properties(Path(config_path).read_text(encoding="utf-8")))
+    broker_config, store_config = startup.broker, startup.store
+    if "brokerName" not in keys:
+        broker_config.broker_name = DEFAULT_BROKER_NAME
+    if data_dir is not None or "storePathRootDir" not in keys:
+        root = Path(data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
+        store_config.store_path_root_dir = str(root)
+    if listen_port is not None:
+        broker_config.listen_port = listen_port
+    if bind is not None:
+        broker_config.bind_address = bind
+    elif "bindAddress" not in keys:
+        broker_config.bind_address = DEFAULT_START_BIND
+    root = Path(store_config.store_path_root_dir)
+    namesrv_config = NamesrvConfig(
+        listen_port=DEFAULT_NAMESRV_PORT if namesrv_port is None else namesrv_port,
+        bind_address=broker_config.bind_address,
+        kv_config_path=str(root / "namesrv" / "kvConfig.json"),
+    )
+    if not 0 <= namesrv_config.listen_port < 65536:
+        raise ConfigError(f"--namesrv-port: {namesrv_config.listen_port} is not a port")
+    if not 0 <= broker_config.listen_port < 65536:
+        raise ConfigError(f"--listen-port: {broker_config.listen_port} is not a port")
+    namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
+    return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr)
+
+
+def config_options(func: Callable[..., None]) -> Callable[..., None]:
+    """``-c`` and ``--data-dir``, which ``start`` and ``stop`` read the same way."""
+    func = click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False),
+        help=f"Where messages and metadata are kept (default {DEFAULT_DATA_DIR}).",
+    )(func)
+    return click.option(
+        "-c", "--config", "config_path", type=click.Path(), help="broker.conf (as for `broker`)"
+    )(func)
+
+
+@click.command()
+@config_options
+@click.option(
+    "--namesrv-port",
+    type=int,
+    help=f"The name server's port (default {DEFAULT_NAMESRV_PORT}; 0: any free port).",
+)
+@click.option(
+    "--listen-port",
+    type=int,
+    help=f"The broker's port (default {DEFAULT_BROKER_PORT}; 0: any free port).",
+)
+@click.option(
+    "--bind",
+    help=f"The address both listen on (default {DEFAULT_START_BIND}: this machine only; "
+    "0.0.0.0: every interface).",
+)
+@log_level_option()
+def start(
+    config_path: str | None,
+    data_dir: str | None,
+    namesrv_port: int | None,
+    listen_port: int | None,
+    bind: str | None,
+) -> None:
+    """Run a name server and a broker in one process, ready to use (stop: `orbitmq stop`)."""
+    try:
+        embedded = embedded_config(config_path, data_dir, namesrv_port, listen_port, bind)
+    except ConfigError as exc:
+        fail(str(exc))
+
+    async def start_all() -> Callable[[], Awaitable[None]]:
+        namesrv_controller = NamesrvController(embedded.namesrv)
+        broker_config = embedded.broker
+        broker_controller: BrokerController | None = None
+        try:
+            # Both ports before the store: a busy port fails before the data is touched.
+            await namesrv_controller.remoting_server.bind()
+            broker_config.namesrv_addr = embedded.namesrv_addr or namesrv_controller.address
+            broker_controller = BrokerController(broker_config, embedded.store)
+            await broker_controller.remoting_server.bind()
+            await namesrv_controller.start()
+            await broker_controller.start()
+        except BaseException:
+            if broker_controller is not None:
+                await broker_controller.remoting_server.stop()
+            await namesrv_controller.stop()
+            raise
+        started_broker = broker_controller
+
+        async def stop_all() -> None:
+            try:
+                await started_broker.stop()
+            finally:
+                await namesrv_controller.stop()
+
+        _warn_if_exposed(
+            broker_config.bind_address,
+            f"ports {namesrv_controller.port} and {started_broker.port}",
+        )
+        say(
+            f"OrbitMQ ready: name server {namesrv_controller.address}, "
+            f"broker {started_broker.address} "
+            f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
+            f"listening on {_listening_on(broker_config.bind_address)}, "
+            f"data in {embedded.store.store_path_root_dir}"
+        )
+        return stop_all
+
+    _run(start_all)
