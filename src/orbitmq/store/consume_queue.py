@@ -186,10 +186,12 @@ class ConsumeQueue:
         expect = cq_offset * CQ_STORE_UNIT_SIZE
         queue = self.mapped_file_queue
         mapped = queue.last()
-        if mapped is not None and expect == mapped.file_from_offset + mapped.wrote_position < (
-            mapped.file_from_offset + mapped.allocated
+        if (
+            mapped is not None
+            and expect == mapped.file_from_offset + mapped.wrote_position
+            and mapped.wrote_position + CQ_STORE_UNIT_SIZE <= mapped.allocated
         ):
-            # The common case: the next unit of a file with room.
+            # The common case: the next unit of a file with room (its blocks reserved).
             UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
             mapped.wrote_position += CQ_STORE_UNIT_SIZE
             self.max_physic_offset = offset + size

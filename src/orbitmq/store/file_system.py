@@ -24,7 +24,7 @@ class FileSystem(Protocol):
         through a mapping there cannot fail."""
         ...
 
-    def write(self, fd: int, data: bytes | bytearray, offset: int) -> None:
+    def write(self, fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
         """Write all of ``data`` at ``offset`` of the file (its page cache, which mappings of
         the file share); raises OSError when the device refuses it."""
         ...
@@ -49,7 +49,7 @@ class OsFileSystem:
         # disk would kill the process with SIGBUS instead of failing cleanly here.
         os.posix_fallocate(fd, offset, length)
 
-    def write(self, fd: int, data: bytes | bytearray, offset: int) -> None:
+    def write(self, fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
         view = memoryview(data)
         while view:
             written = os.pwrite(fd, view, offset)

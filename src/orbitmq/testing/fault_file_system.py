@@ -72,7 +72,7 @@ class FaultInjectingFileSystem:
             ranges = self._allocated.get(_inode(fd), [])
             return any(start <= offset and offset + length <= end for start, end in ranges)
 
-    def write(self, fd: int, data: bytes | bytearray, offset: int) -> None:
+    def write(self, fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
         if self.disk_full and not self._is_allocated(fd, offset, len(data)):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         if self.write_error:
