@@ -44,7 +44,7 @@ def offset_to_file_name(offset: int) -> str:
 
 
 class MappedFile:
-    """Owns one segment: its descriptor, its mapping and its wrote/flushed positions.
+    """Owns one segment: its mapping, its descriptor and its wrote/flushed positions.
 
     One writer appends (the owner of the queue's put lock); readers on other threads may
     take views through ``select`` at any time; ``flush`` may run on a flush thread.
@@ -53,7 +53,7 @@ class MappedFile:
 
     A file given a ``MappedFileCache`` is opened on first use and may be closed by the
     cache when others are used more recently (a broker with many queues would otherwise
-    hold a descriptor and a mapping per file). Closing drops the file's references only:
+    hold descriptors and a mapping per file). Closing drops the file's references only:
     a thread that took ``buffer`` or a view just before goes on with a mapping that stays
     valid until it lets go, and what it writes lands in the same page cache. Everything
     that uses the descriptor holds the file's lock.
@@ -107,23 +107,32 @@ class MappedFile:
                 self._fs.allocate(fd, 0, self.file_size)
             else:
                 os.ftruncate(fd, self.file_size)
-            self._map(fd)
+            buffer = mmap.mmap(fd, self.file_size)
         except BaseException:
             os.close(fd)
             os.unlink(self.file_name)
             raise
+        self._adopt(fd, buffer)
 
     def _open(self) -> mmap.mmap:
         fd = self._fs.open(self.file_name, os.O_RDWR)
         try:
-            return self._map(fd)
+            buffer = mmap.mmap(fd, self.file_size)
         except BaseException:
             os.close(fd)
             raise
+        return self._adopt(fd, buffer)
 
-    def _map(self, fd: int) -> mmap.mmap:
-        buffer = mmap.mmap(fd, self.file_size)
-        self._fd, self._buffer, self._view = fd, buffer, memoryview(buffer)
+    def _adopt(self, fd: int, buffer: mmap.mmap) -> mmap.mmap:
+        """Keep ``buffer``, the mapping of ``fd``, and take ``fd`` over. A file the cache
+        manages keeps no descriptor but the mapping's own (CPython's mmap holds a duplicate),
+        so that it costs one while open; what needs one (syncs, reservations) opens one for
+        the call."""
+        if self._cache is None:
+            self._fd = fd
+        else:
+            os.close(fd)
+        self._buffer, self._view = buffer, memoryview(buffer)
         if self._cache is not None:
             self._cache.opened(self)
         return buffer
@@ -165,19 +174,13 @@ class MappedFile:
         whichever descriptor); None once the file is closed for good. No lock is held
         while the caller uses it: appends go on during a sync.
 
-        A file without a cache yields its own descriptor, which lives until ``close``. A
-        file the cache may close meanwhile yields a duplicate of its own, or a descriptor
-        opened for the call while it is closed."""
+        A file without a cache yields its own descriptor, which lives until ``close``; a
+        file the cache manages (which keeps none) one opened for the call."""
         if self._cache is None:
             yield self._fd if self.available else None
             return
         with self._lock:
-            if not self.available:
-                fd = None
-            elif self._fd >= 0:
-                fd = os.dup(self._fd)
-            else:
-                fd = self._fs.open(self.file_name, os.O_RDWR)
+            fd = self._fs.open(self.file_name, os.O_RDWR) if self.available else None
         if fd is None:
             yield None
             return
@@ -347,7 +350,7 @@ class MappedFile:
         return os.stat(self.file_name).st_mtime_ns // 1_000_000
 
     def park(self) -> bool:
-        """Close the descriptor and drop the mapping, keeping the file usable (it opens
+        """Drop the mapping (and with it its descriptor), keeping the file usable (it opens
         again on the next use); False when the file is busy or already closed. The cache
         calls this; it never waits for the file's lock."""
         if not self._lock.acquire(blocking=False):
@@ -357,8 +360,6 @@ class MappedFile:
                 return False
             # No munmap here: a thread may hold the mapping; it goes with the last holder.
             self._buffer = self._view = None
-            fd, self._fd = self._fd, -1
-            os.close(fd)
             return True
         finally:
             self._lock.release()

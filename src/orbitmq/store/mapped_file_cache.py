@@ -1,6 +1,6 @@
 """MappedFileCache: a bound on the consume-queue files a store keeps open.
 
-Each open file costs two descriptors (the file's and the mapping's own copy) and a mapping.
+Each open file costs a descriptor (the one its mapping keeps) and a mapping.
 A broker with ten thousand queues and more (R19) would run out of descriptors (RLIMIT_NOFILE)
 or mappings (vm.max_map_count) if every file stayed open, as RocketMQ's do; here a file
 opens on first use and the least recently used ones close when more than ``max_open`` are
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Descriptors an open file costs: its own and the one its mmap keeps.
-DESCRIPTORS_PER_FILE: Final = 2
+#: Descriptors an open file costs: the one its mmap keeps (MappedFile closes its own).
+DESCRIPTORS_PER_FILE: Final = 1
 #: The smallest bound the cache accepts, whatever the limits: the last files of a few
 #: queues in use at once.
 MIN_OPEN_FILES: Final = 16

@@ -108,6 +108,7 @@ class MessageStore:
             config.reput_idle_interval,
             config.max_message_size,
             message_arriving_listener,
+            self.running_flags,
         )
         self.group_commit_service: GroupCommitService | None = None
         self.flush_real_time_service: FlushRealTimeService | None = None
@@ -283,7 +284,7 @@ class MessageStore:
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE,
                 None,
-                f"the store refuses writes: {self.running_flags.disk_full_reason}",
+                f"the store refuses writes: {self.running_flags.refusal_reason}",
             )
         if self.commit_log.is_os_page_cache_busy():
             return PutMessageResult(

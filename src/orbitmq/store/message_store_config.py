@@ -89,7 +89,7 @@ class MessageStoreConfig:
     warm_maped_file_enable: bool = False
     #: At most this many consume-queue files are open (mapped) at once; the least recently
     #: used close beyond it, and it is lowered to what half the process's open-files limit
-    #: allows (each open file takes two descriptors). Not in RocketMQ, whose broker keeps
+    #: allows (each open file takes a descriptor). Not in RocketMQ, whose broker keeps
     #: every file open and needs ``ulimit -n`` raised by hand.
     max_open_consume_queue_files: int = 32_768
 

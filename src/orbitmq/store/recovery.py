@@ -104,7 +104,9 @@ def scan_commit_log(
                 if bytes(view[position : position + 8]).strip(b"\0"):
                     problem = parsed.problem
                 break
-        valid = mapped.file_from_offset + position
+        # A file closed by an end-of-file record is whole: when it is the last one (the
+        # next could not be created, a full disk), the log ends after it, marker kept.
+        valid = mapped.file_from_offset + (mapped.file_size if end_of_file else position)
         if not end_of_file or problem:
             break
     truncated = queue.truncate_dirty_files(valid)

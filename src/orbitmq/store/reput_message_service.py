@@ -13,6 +13,7 @@ from typing import Protocol
 from orbitmq.common.service import Service
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.dispatch_batch import DispatchBatch, parse_records
+from orbitmq.store.running_flags import RunningFlags
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,11 @@ class ReputMessageService(Service):
         idle_interval_ms: int,
         max_record_size: int,
         listener: MessageArrivingListener | None = None,
+        running_flags: RunningFlags | None = None,
     ):
         super().__init__()
+        #: Told when consume queues cannot be written, and when they can again.
+        self._running_flags = running_flags or RunningFlags()
         self._commit_log = commit_log
         self._dispatchers = dispatchers
         self._delay_levels_ms = delay_levels_ms
@@ -153,13 +157,20 @@ class ReputMessageService(Service):
         return dispatched
 
     def _dispatch(self, batch: DispatchBatch) -> bool:
+        flags = self._running_flags
         try:
             for dispatcher in self._dispatchers:
                 dispatcher.dispatch(batch)
         except OSError as exc:
-            # A full disk: the records stay undispatched and are retried on the next round.
+            # A full disk, no descriptor left: the records stay undispatched and are retried
+            # on the next round; until then the store takes no more writes.
             self._report_stuck(batch.commit_log_offsets[0], f"dispatch failed: {exc}")
+            if flags.make_logics_queue_error(f"consume queues cannot be written: {exc}"):
+                log.error("writes refused until consume queues can be written again")
             return False
+        if flags.logics_queue_error and flags.clear_logics_queue_error():
+            self._stuck_at = -1
+            log.warning("consume queues written again: writes accepted again")
         return True
 
     def _report_stuck(self, offset: int, problem: str) -> None:

@@ -98,6 +98,36 @@ def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
     assert _read_all(reopened) == [*acked, *after, b"next"]
 
 
+def test_a_file_closed_when_the_next_could_not_be_made_is_whole_after_a_restart(
+    store_factory: StoreFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The end-of-file record went in, the next file did not: a clean restart finds a whole
+    log (no torn tail cut), and the next message starts the next file."""
+    root = tmp_path / "store"
+    fs = FaultInjectingFileSystem()
+    settings = {"mapped_file_size_commit_log": CL_SIZE, "warm_maped_file_enable": True}
+    store = store_factory(root, fs=fs, **settings)
+    acked = _fill_first_file(store, 300)
+    fs.disk_full = True
+    refused = store.put_message(make_message(body=b"!" * 800))
+    assert refused.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+    fs.disk_full = False
+    store.shutdown()
+
+    with caplog.at_level("WARNING", logger="orbitmq.store"):
+        reopened = store_factory(root, **settings)
+    assert reopened.recovery_report is not None
+    assert reopened.recovery_report.truncated_bytes == 0
+    assert reopened.recovery_report.valid_offset == CL_SIZE
+    assert not [r for r in caplog.records if "cut" in r.getMessage()]
+    result = reopened.put_message(make_message(body=b"next"))
+    assert result.status is PutMessageStatus.PUT_OK
+    assert result.append_result is not None
+    assert result.append_result.wrote_offset == CL_SIZE
+    assert reopened.wait_for_dispatch()
+    assert _read_all(reopened) == [*acked, b"next"]
+
+
 @WARM
 def test_full_disk_on_the_very_first_file(store_factory: StoreFactory, warm: bool) -> None:
     fs = FaultInjectingFileSystem()

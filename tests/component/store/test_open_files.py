@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.store import GetMessageStatus, MessageStore, MessageStoreConfig
+from orbitmq.store import GetMessageStatus, MessageStore, MessageStoreConfig, PutMessageStatus
 from orbitmq.store.mapped_file import ALLOCATION_CHUNK, MappedFile
 from orbitmq.testing import FaultInjectingFileSystem
 from tests.component.store.records import parse_record
@@ -70,9 +70,9 @@ def test_open_consume_queue_files_stay_within_the_bound_and_everything_reads_bac
     cache = store.consume_queue_file_cache
     assert cache.open_count <= BOUND
     assert cache.evictions > 0
-    # Two descriptors per open file (its own and its mapping's), and one each for a sync
-    # and an allocation that may be under way meanwhile (on a file of their own).
-    assert _open_queue_descriptors(store) <= 2 * BOUND + 2
+    # One descriptor per open file (its mapping's), and one each for a sync and a
+    # reservation that may be under way meanwhile.
+    assert _open_queue_descriptors(store) <= BOUND + 2
     for q in range(queues):
         assert _read_queue(store, q) == _expected(q, rounds)
     assert cache.open_count <= BOUND
@@ -88,10 +88,10 @@ def test_open_consume_queue_files_stay_within_the_bound_and_everything_reads_bac
     assert reopened.put_message(make_message(TOPIC, b"next", queue_id=3)).is_ok
     assert reopened.wait_for_dispatch()
     assert _read_queue(reopened, 3) == [*_expected(3, rounds), b"next"]
-    assert _open_queue_descriptors(reopened) <= 2 * BOUND + 2
+    assert _open_queue_descriptors(reopened) <= BOUND + 2
 
 
-def test_emfile_stops_dispatch_for_a_while_and_no_service_dies(
+def test_emfile_stops_dispatch_and_writes_for_a_while_and_no_service_dies(
     store_factory: StoreFactory,
 ) -> None:
     fs = FaultInjectingFileSystem()
@@ -101,10 +101,16 @@ def test_emfile_stops_dispatch_for_a_while_and_no_service_dies(
     assert store.wait_for_dispatch()
 
     fs.open_error = errno.EMFILE  # the process has no descriptor left
-    # New queues need new files; most old ones were closed and must open again.
-    _put_round_robin(store, queues, 1, topic="NewTopic")
-    _put_round_robin(store, queues, 1)
+    # A new queue needs a new file: the message is stored, but cannot be dispatched.
+    assert store.put_message(make_message("NewTopic", b"stored", queue_id=0)).is_ok
     assert not store.wait_for_dispatch(timeout_s=0.5)
+    # Until its consume queue can be written, the store takes no more (as RocketMQ's
+    # WRITE_LOGICS_QUEUE_ERROR): acknowledging more would pile up messages nobody sees.
+    assert not store.running_flags.is_writeable
+    refused = store.put_message(make_message("NewTopic", b"refused", queue_id=1))
+    assert refused.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert "consume queues cannot be written" in refused.remark
+    assert os.strerror(errno.EMFILE) in refused.remark
     store.flush_consume_queue_service.wakeup()
     store.clean_resource_service.wakeup()
     services = list(store._services())
@@ -112,9 +118,12 @@ def test_emfile_stops_dispatch_for_a_while_and_no_service_dies(
 
     fs.open_error = None
     assert store.wait_for_dispatch(timeout_s=10)
+    assert store.running_flags.is_writeable
+    _put_round_robin(store, queues, 1)  # most of these files were closed: they open again
+    assert store.wait_for_dispatch(timeout_s=10)
     for q in range(queues):
         assert _read_queue(store, q) == _expected(q, 1) * 2
-        assert _read_queue(store, q, topic="NewTopic") == _expected(q, 1)
+    assert _read_queue(store, 0, topic="NewTopic") == [b"stored"]
     assert all(s._thread is not None and s._thread.is_alive() for s in services)
 
 
