@@ -163,6 +163,8 @@ class ConsumeQueue:
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
         """Drop units of messages at or past commit log ``phy_offset`` (a truncated tail)."""
+        if 0 <= self.max_physic_offset <= phy_offset:
+            return  # the last message ends before it, so do all (units follow the log)
         self.max_physic_offset = -1
         for mapped in reversed(self.mapped_file_queue.mapped_files):
             units = _units(mapped, mapped.wrote_position)

@@ -55,8 +55,9 @@ class MappedFile:
     cache when others are used more recently (a broker with many queues would otherwise
     hold descriptors and a mapping per file). Closing drops the file's references only:
     a thread that took ``buffer`` or a view just before goes on with a mapping that stays
-    valid until it lets go, and what it writes lands in the same page cache. Everything
-    that uses the descriptor holds the file's lock.
+    valid until it lets go, and what it writes lands in the same page cache. Such a file
+    keeps no descriptor of its own: syncs, reservations and reads through the file open one
+    for the call.
     """
 
     def __init__(

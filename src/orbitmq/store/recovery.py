@@ -133,10 +133,11 @@ def recover_logic(
     valid = report.valid_offset
     cover = -1
     holes: list[int] = []
+    # Min offsets are corrected after the dispatch that follows (the store's
+    # topic-queue table recovery, as RocketMQ's recoverTopicQueueTable).
     for queue in consume_queues:
         queue.recover()
         queue.truncate_dirty_logic_files(valid)
-        queue.correct_min_offset(commit_log.min_offset)
         cover = max(cover, queue.max_physic_offset)
         if queue.hole_resume_offset is not None:
             holes.append(max(queue.hole_resume_offset, commit_log.min_offset))
