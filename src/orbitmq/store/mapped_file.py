@@ -241,6 +241,11 @@ class MappedFile:
         page cache). A write into a hole of a sparse file allocates its blocks and fails
         with ENOSPC on a full disk, where a store through the mapping would kill the process
         with SIGBUS. Raises OSError."""
+        if self._cache is None and self.available:
+            # Every commit log append: its own descriptor, without the context manager's
+            # microsecond.
+            self._fs.write(self._fd, data, position)
+            return
         with self._descriptor() as fd:
             if fd is None:
                 raise StoreError(f"{self.file_name} is closed")
