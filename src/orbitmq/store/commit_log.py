@@ -33,7 +33,7 @@ from orbitmq.common.message_id import create_message_id
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, topic_problem
 from orbitmq.store.file_system import FileSystem
-from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.put_message_result import (
@@ -46,6 +46,10 @@ from orbitmq.store.put_message_result import (
 log = logging.getLogger(__name__)
 
 _BLANK: Final = struct.Struct(">ii")
+#: How far ahead of the writer a commit log file that is not preallocated reserves blocks,
+#: at most: appends into reserved blocks cost 2-3 us of CPU less per 1 KiB message than
+#: appends that allocate as they go (benchmarks.md, "sparse files").
+COMMIT_LOG_ALLOCATION_CHUNK: Final = 64 * 1024 * 1024
 _TIMESTAMP: Final = struct.Struct(">q")
 _SHORT: Final = struct.Struct(">h")
 _UNCHECKED: Final = "?"
@@ -248,7 +252,11 @@ class CommitLog:
             config.mapped_file_size_commit_log,
             fs,
             zero_run_limit=config.max_message_size + 4096,
-            preallocate=config.warm_maped_file_enable,
+            allocation=Allocation(
+                preallocate=config.warm_maped_file_enable,
+                max_chunk=COMMIT_LOG_ALLOCATION_CHUNK,
+                zero_fill=False,
+            ),
         )
         self._clock = clock
         self.store_host: SocketAddress = store_host
@@ -423,6 +431,7 @@ class CommitLog:
             assert not isinstance(encoded, PutMessageResult)  # it encoded once already
             data = encoded.data
         try:
+            mapped.reserve(base + len(data))
             mapped.write(base, data)
         except OSError as exc:
             # Nothing moved: the wrote position, the queue offsets and what reput reads stay
@@ -452,7 +461,8 @@ class CommitLog:
     def _write_end_of_file(self, mapped: MappedFile) -> None:
         free = mapped.free_bytes
         if free >= END_FILE_MIN_BLANK_LENGTH:
-            # Through the file, as every append: the page may not have its blocks yet.
+            # Through the file, as every append.
+            mapped.reserve(mapped.wrote_position + _BLANK.size)
             mapped.write(mapped.wrote_position, _BLANK.pack(free, BLANK_MAGIC_CODE))
         mapped.wrote_position = mapped.file_size
 

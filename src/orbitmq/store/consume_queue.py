@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from orbitmq.store.file_system import FileSystem
-from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_cache import MappedFileCache
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE
@@ -89,12 +89,12 @@ class ConsumeQueue:
         self.topic = topic
         self.queue_id = queue_id
         self.file_size = file_size
-        # Not preallocated: a broker has thousands of queues, most of them short (R19).
+        # Never preallocated: a broker has thousands of queues, most of them short (R19).
         self.mapped_file_queue = MappedFileQueue(
             os.path.join(root_dir, topic, str(queue_id)),
             file_size,
             fs,
-            preallocate=False,
+            allocation=Allocation(),
             cache=cache,
         )
         #: One past the end, in the commit log, of the last message indexed here.

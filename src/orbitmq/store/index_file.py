@@ -22,7 +22,7 @@ from orbitmq.common.java_hash import (
     java_string_hashes,
 )
 from orbitmq.store.file_system import FileSystem
-from orbitmq.store.mapped_file import MappedFile
+from orbitmq.store.mapped_file import Allocation, MappedFile
 
 INDEX_HEADER_SIZE: Final = 40
 HASH_SLOT_SIZE: Final = 4
@@ -93,7 +93,7 @@ class IndexFile:
             index_file_size(hash_slot_num, index_num),
             fs,
             create=create,
-            preallocate=preallocate,
+            allocation=Allocation(preallocate=preallocate),
         )
         #: Where the entries begin; header and slot table before it.
         self._entries_at = INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE

@@ -10,7 +10,8 @@ import mmap
 import os
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from orbitmq.store.errors import StoreError
 from orbitmq.store.file_system import FileSystem
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OS_PAGE_SIZE = 4096
-#: How far ahead of the writer a file that is not preallocated reserves disk blocks.
+#: How far ahead of its writer a consume-queue or index file reserves disk blocks, at most.
 ALLOCATION_CHUNK = 128 * 1024
 
 
@@ -36,6 +37,25 @@ def _data_length(chunk: bytes) -> int:
     if chunk == _ZEROS[: len(chunk)]:  # the usual case, one memcmp instead of a scan
         return 0
     return len(chunk.rstrip(b"\0"))
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """How a file gets its disk blocks: all when it is created (``preallocate``,
+    warmMapedFileEnable), or ahead of its writer in chunks that grow with the file (a page
+    first, then as much as it holds, at most ``max_chunk``), so that it takes disk as data
+    arrives. ``zero_fill`` reserves by writing zeros through the file, for files written
+    through the mapping: the first store through a mapping into reserved-but-unwritten
+    blocks waits for the file system's journal (1 to 13 ms measured on ext4, per new file);
+    without it, chunks are reserved with fallocate (files written with pwrite)."""
+
+    preallocate: bool = False
+    max_chunk: int = ALLOCATION_CHUNK
+    zero_fill: bool = True
+
+
+#: Every block at creation: commit log and index files under warmMapedFileEnable.
+PREALLOCATED: Final = Allocation(preallocate=True)
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -67,13 +87,14 @@ class MappedFile:
         fs: FileSystem,
         *,
         create: bool,
-        preallocate: bool = True,
+        allocation: Allocation = PREALLOCATED,
         cache: MappedFileCache | None = None,
     ):
         self.file_name = path
         self.file_size = file_size
         self.file_from_offset = int(os.path.basename(path))
         self._fs = fs
+        self._allocation = allocation
         self._cache = cache
         self._lock = threading.Lock()
         self._fd = -1
@@ -82,7 +103,7 @@ class MappedFile:
         #: Set on every use; the cache's clock hand clears it (second chance).
         self.referenced = True
         if create:
-            self._create(preallocate)
+            self._create(allocation.preallocate)
         else:
             actual = os.stat(path).st_size
             if actual != file_size:
@@ -96,7 +117,7 @@ class MappedFile:
         self.flushed_position = 0
         #: Bytes from the start with disk blocks reserved; writes through the mapping stay
         #: below it. -1: not known yet (a file loaded from disk, see ``reserve``).
-        self.allocated = file_size if preallocate else (0 if create else -1)
+        self.allocated = file_size if allocation.preallocate else (0 if create else -1)
         #: Store timestamp of the last message written here, for the checkpoint.
         self.store_timestamp = 0
         self.available = True
@@ -191,17 +212,10 @@ class MappedFile:
             os.close(fd)
 
     def reserve(self, end: int) -> None:
-        """Give bytes up to ``end`` their disk blocks before they are written through the
-        mapping: a store through a mapping into a hole on a full disk kills the process
-        with SIGBUS, where this raises OSError (ENOSPC).
-
-        A file that is not preallocated gets them as it fills, in chunks that grow with it
-        (a page first, then as much as it has, at most ``ALLOCATION_CHUNK``): a queue with
-        one message takes one page. Zeros are written through the file rather than blocks
-        reserved with fallocate: the first store through a mapping into reserved but
-        unwritten blocks waits for the file system's journal (1 to 13 ms measured on ext4,
-        per new consume-queue file), into written pages it takes microseconds.
-        """
+        """Give bytes up to ``end`` their disk blocks before they are written (see
+        ``Allocation``). A store through a mapping into a hole on a full disk kills the
+        process with SIGBUS, and a write into one allocates blocks piecemeal; this raises
+        OSError (ENOSPC) instead, and reserves ahead."""
         allocated = self.allocated
         if end <= allocated:
             return
@@ -212,15 +226,18 @@ class MappedFile:
             allocated = self.allocated = min(max(self.data_end(), written), self.file_size)
             if end <= allocated:
                 return
-        chunk = min(ALLOCATION_CHUNK, max(OS_PAGE_SIZE, allocated))
+        chunk = min(self._allocation.max_chunk, max(OS_PAGE_SIZE, allocated))
         new_end = min(max(end, allocated + chunk), self.file_size)
         # Never over what the writer wrote (a unit may have ended past a reservation).
         first = max(allocated, self.wrote_position)
         with self._descriptor() as fd:
             if fd is None:
                 raise StoreError(f"{self.file_name} is closed")
-            for start in range(first, new_end, _ZERO_CHUNK):
-                self._fs.write(fd, _ZEROS_VIEW[: min(_ZERO_CHUNK, new_end - start)], start)
+            if not self._allocation.zero_fill:
+                self._fs.allocate(fd, first, new_end - first)
+            else:
+                for start in range(first, new_end, _ZERO_CHUNK):
+                    self._fs.write(fd, _ZEROS_VIEW[: min(_ZERO_CHUNK, new_end - start)], start)
         self.allocated = new_end
 
     def append(self, data: bytes | memoryview) -> bool:

@@ -8,7 +8,12 @@ import time
 from collections.abc import Callable
 
 from orbitmq.store.file_system import FileSystem
-from orbitmq.store.mapped_file import MappedFile, offset_to_file_name
+from orbitmq.store.mapped_file import (
+    PREALLOCATED,
+    Allocation,
+    MappedFile,
+    offset_to_file_name,
+)
 from orbitmq.store.mapped_file_cache import MappedFileCache
 
 log = logging.getLogger(__name__)
@@ -27,7 +32,7 @@ class MappedFileQueue:
         mapped_file_size: int,
         fs: FileSystem,
         zero_run_limit: int | None = None,
-        preallocate: bool = True,
+        allocation: Allocation = PREALLOCATED,
         cache: MappedFileCache | None = None,
     ):
         self.store_path = store_path
@@ -35,7 +40,7 @@ class MappedFileQueue:
         self.cache = cache
         #: Longest run of zero bytes a record can hold; bounds the search for a torn tail.
         self.zero_run_limit = zero_run_limit
-        self.preallocate = preallocate
+        self.allocation = allocation
         self.mapped_file_size = mapped_file_size
         self._fs = fs
         self.mapped_files: list[MappedFile] = []
@@ -56,7 +61,7 @@ class MappedFileQueue:
                 self.mapped_file_size,
                 self._fs,
                 create=False,
-                preallocate=self.preallocate,
+                allocation=self.allocation,
                 cache=self.cache,
             )
             mapped.wrote_position = mapped.flushed_position = self.mapped_file_size
@@ -102,7 +107,7 @@ class MappedFileQueue:
             self.mapped_file_size,
             self._fs,
             create=True,
-            preallocate=self.preallocate,
+            allocation=self.allocation,
             cache=self.cache,
         )
         if last is None:

@@ -52,8 +52,9 @@ WARM = pytest.mark.parametrize("warm", [True, False], ids=["preallocated", "spar
 def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
     store_factory: StoreFactory, tmp_path: Path, warm: bool
 ) -> None:
-    """The next message needs a new file: the end-of-file record of the current one (sparse
-    files) or the new file's blocks (preallocated) cannot be written."""
+    """The next message needs a new file, whose blocks cannot be had: when it is created
+    (preallocated) or when its first record is written (files that grow with their data;
+    the file itself exists then, empty)."""
     fs = FaultInjectingFileSystem()
     store = store_factory(fs=fs, mapped_file_size_commit_log=CL_SIZE, warm_maped_file_enable=warm)
     acked = _fill_first_file(store, 300)
@@ -64,13 +65,20 @@ def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
     body = b"does not fit" + b"!" * 800
     for _ in range(3):
         result = store.put_message(make_message(body=body))
-        assert result.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+        if warm:
+            assert result.status is PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+            assert "cannot create a commit log file" in result.remark
+        else:
+            assert result.status is PutMessageStatus.UNKNOWN_ERROR
+            assert "commit log write failed" in result.remark
         assert not result.is_ok
         assert result.append_result is None
-        assert "commit log file" in result.remark
         assert os.strerror(errno.ENOSPC) in result.remark
-    # No partial file was left behind; the first file keeps its size and messages.
-    assert list_files(store.config.commit_log_dir) == [file_name(0)]
+    # No partial record was left behind; the first file keeps its size and messages.
+    files = list_files(store.config.commit_log_dir)
+    assert files == ([file_name(0)] if warm else [file_name(0), file_name(CL_SIZE)])
+    for name in files[1:]:
+        assert not (Path(store.config.commit_log_dir) / name).read_bytes().strip(b"\0")
     assert os.path.getsize(Path(store.config.commit_log_dir) / file_name(0)) == CL_SIZE
     assert store.wait_for_dispatch()
     assert _read_all(store) == acked

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orbitmq.store import GetMessageStatus, MessageStore, MessageStoreConfig, PutMessageStatus
-from orbitmq.store.mapped_file import ALLOCATION_CHUNK, MappedFile
+from orbitmq.store.mapped_file import ALLOCATION_CHUNK, Allocation, MappedFile
 from orbitmq.testing import FaultInjectingFileSystem
 from tests.component.store.records import parse_record
 from tests.component.store.test_flush import RecordingFileSystem
@@ -192,7 +192,8 @@ def test_store_files_take_disk_as_data_arrives(tmp_path: Path) -> None:
 def test_data_end_bounds_what_recovery_reads(tmp_path: Path) -> None:
     fs = FaultInjectingFileSystem()
     size = 6_000_000
-    sparse = MappedFile(str(tmp_path / f"{0:020d}"), size, fs, create=True, preallocate=False)
+    path = str(tmp_path / f"{0:020d}")
+    sparse = MappedFile(path, size, fs, create=True, allocation=Allocation())
     if sparse.data_end() == size:
         pytest.skip("this file system does not report where a sparse file's data ends")
     assert sparse.data_end() == 0
