@@ -117,6 +117,17 @@ READY = re.compile(
 SMALL_STORE_CONF = "mappedFileSizeCommitLog=16777216\nmaxHashSlotNum=50000\nmaxIndexNum=200000\n"
 
 
+def run_orbitmq(*args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
+    """``orbitmq ARGS`` in a subprocess, to its end (bounded); its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "orbitmq.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+
+
 def start_orbitmq(
     data_dir: Path,
     out: Path,

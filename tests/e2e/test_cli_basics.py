@@ -7,25 +7,13 @@ from __future__ import annotations
 import os
 import resource
 import socket
-import subprocess
-import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from orbitmq.common.socket_address import local_address
-from tests.support import start_orbitmq
-
-
-def _orbitmq(*args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "orbitmq.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
+from tests.support import run_orbitmq, start_orbitmq
 
 
 def _port(address: str) -> int:
@@ -41,17 +29,17 @@ def _connects(host: str, port: int) -> bool:
 
 
 def test_version() -> None:
-    done = _orbitmq("--version")
+    done = run_orbitmq("--version")
     assert done.returncode == 0
     assert done.stdout.strip() == f"orbitmq, version {version('orbitmq')}"
 
 
 def test_log_level_is_accepted_after_the_subcommand_too() -> None:
     for args in (["--log-level", "DEBUG", "stop", "--help"], ["stop", "--log-level", "INFO", "-h"]):
-        done = _orbitmq(*args)
+        done = run_orbitmq(*args)
         assert done.returncode == 0, done.stderr
         assert "Stop the server" in done.stdout
-    done = _orbitmq("stop", "--log-level", "LOUD")
+    done = run_orbitmq("stop", "--log-level", "LOUD")
     assert done.returncode == 2
     assert "LOUD" in done.stderr
 
@@ -78,7 +66,7 @@ def test_start_listens_on_this_machine_only_and_stop_stops_it(tmp_path: Path) ->
             assert f"open files limit raised from 256 to {hard}" in out
         assert (data_dir / "abort").exists()
 
-        done = _orbitmq("stop", "--data-dir", str(data_dir))
+        done = run_orbitmq("stop", "--data-dir", str(data_dir))
         assert done.returncode == 0, done.stderr
         assert f"process {process.pid} released {data_dir.resolve()}" in done.stdout
         assert process.wait(timeout=10) == 0
@@ -88,7 +76,7 @@ def test_start_listens_on_this_machine_only_and_stop_stops_it(tmp_path: Path) ->
         if process.poll() is None:
             process.kill()
             process.wait()
-    done = _orbitmq("stop", "--data-dir", str(data_dir))
+    done = run_orbitmq("stop", "--data-dir", str(data_dir))
     assert done.returncode == 1
     assert f"no OrbitMQ runs on {data_dir.resolve()}" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -118,7 +106,7 @@ def test_a_busy_port_fails_before_the_data_directory_is_touched(tmp_path: Path) 
     process, ready = start_orbitmq(tmp_path / "data", tmp_path / "orbitmq")
     try:
         other = tmp_path / "other"
-        done = _orbitmq(
+        done = run_orbitmq(
             "start",
             "--data-dir",
             str(other),
@@ -137,7 +125,7 @@ def test_a_busy_port_fails_before_the_data_directory_is_touched(tmp_path: Path) 
 
 
 def test_stop_says_when_the_config_cannot_be_read(tmp_path: Path) -> None:
-    done = _orbitmq("stop", "-c", str(tmp_path / "missing.conf"))
+    done = run_orbitmq("stop", "-c", str(tmp_path / "missing.conf"))
     assert done.returncode == 1
     assert "missing.conf" in done.stderr
     assert os.linesep not in done.stderr.strip()

@@ -13,13 +13,12 @@ import asyncio
 import hashlib
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 from orbitmq.client import Producer, SendStatus, queue_offsets, read_queue_range
 from orbitmq.common import Message
-from tests.support import SMALL_STORE_CONF, start_orbitmq
+from tests.support import SMALL_STORE_CONF, run_orbitmq, start_orbitmq
 
 TOPIC = "LockTopic"
 
@@ -50,16 +49,6 @@ def _snapshot(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
-
-
-def _second_server(command: list[str], timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "orbitmq.cli", *command],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
 
 
 def _assert_refused(done: subprocess.CompletedProcess[str], data_dir: Path, pid: int) -> None:
@@ -95,11 +84,11 @@ def test_a_second_server_on_a_live_store_is_refused_and_loses_nothing(tmp_path: 
         conf.write_text(SMALL_STORE_CONF)
         start_args = ["-c", str(conf), "--data-dir", str(data_dir)]
         ports = ["--namesrv-port", "0", "--listen-port", "0"]
-        _assert_refused(_second_server(["start", *start_args, *ports]), data_dir, first.pid)
+        _assert_refused(run_orbitmq("start", *start_args, *ports), data_dir, first.pid)
         broker_conf = tmp_path / "broker.conf"
         broker_conf.write_text(f"{SMALL_STORE_CONF}storePathRootDir={data_dir}\nlistenPort=1\n")
         _assert_refused(
-            _second_server(["broker", "-c", str(broker_conf), "--listen-port", "0"]),
+            run_orbitmq("broker", "-c", str(broker_conf), "--listen-port", "0"),
             data_dir,
             first.pid,
         )
@@ -110,7 +99,7 @@ def test_a_second_server_on_a_live_store_is_refused_and_loses_nothing(tmp_path: 
 
         # A refused start changes no byte of the store (the first one is idle now).
         before = _snapshot(data_dir)
-        _assert_refused(_second_server(["start", *start_args, *ports]), data_dir, first.pid)
+        _assert_refused(run_orbitmq("start", *start_args, *ports), data_dir, first.pid)
         assert _snapshot(data_dir) == before
 
         acked += asyncio.run(_produce(namesrv, "after", 100))

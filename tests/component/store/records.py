@@ -13,6 +13,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from orbitmq.store import GetMessageStatus, MessageStore
+
 MESSAGE_MAGIC = -626843481  # 0xDAA320A7 as a signed int32
 BLANK_MAGIC = -875286124  # 0xCBD43194 as a signed int32
 BORNHOST_V6 = 0x1 << 4
@@ -142,3 +144,16 @@ def read_cq_units(path: str | Path) -> list[tuple[int, int, int]]:
             break
         units.append(unit)
     return units
+
+
+def read_bodies(store: MessageStore, topic: str, queue_id: int) -> list[bytes]:
+    """The bodies of a queue from its min offset to its end, read through the store and
+    decoded here."""
+    bodies: list[bytes] = []
+    offset = store.get_min_offset_in_queue(topic, queue_id)
+    while offset < store.get_max_offset_in_queue(topic, queue_id):
+        got = store.get_message("g", topic, queue_id, offset, 32)
+        assert got.status is GetMessageStatus.FOUND, got.status
+        bodies += [parse_record(b).body for b in got.message_buffers]
+        offset = got.next_begin_offset
+    return bodies

@@ -11,24 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus
+from orbitmq.store import MessageStore, PutMessageStatus
 from orbitmq.testing import FaultInjectingFileSystem
-from tests.component.store.records import file_name, list_files, parse_record, read_cq_units
+from tests.component.store.records import file_name, list_files, read_bodies, read_cq_units
 from tests.conftest import StoreFactory
 from tests.support import make_message
 
 CL_SIZE = 4096
 
 
-def _read_all(store: MessageStore, topic: str = "TopicTest", queue_id: int = 0) -> list[bytes]:
-    bodies: list[bytes] = []
-    offset = store.get_min_offset_in_queue(topic, queue_id)
-    while offset < store.get_max_offset_in_queue(topic, queue_id):
-        got = store.get_message("g", topic, queue_id, offset, 32)
-        assert got.status is GetMessageStatus.FOUND, got.status
-        bodies += [parse_record(b).body for b in got.message_buffers]
-        offset = got.next_begin_offset
-    return bodies
+def _read_all(store: MessageStore) -> list[bytes]:
+    return read_bodies(store, "TopicTest", 0)
 
 
 def _fill_first_file(store: MessageStore, body_size: int) -> list[bytes]:

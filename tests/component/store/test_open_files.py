@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.store import GetMessageStatus, MessageStore, MessageStoreConfig, PutMessageStatus
+from orbitmq.store import MessageStore, MessageStoreConfig, PutMessageStatus
 from orbitmq.store.mapped_file import ALLOCATION_CHUNK, Allocation, MappedFile
 from orbitmq.testing import FaultInjectingFileSystem
-from tests.component.store.records import parse_record
+from tests.component.store.records import read_bodies
 from tests.component.store.test_flush import RecordingFileSystem
 from tests.conftest import StoreFactory
 from tests.support import make_message
@@ -43,14 +43,7 @@ def _put_round_robin(store: MessageStore, queues: int, rounds: int, topic: str =
 
 
 def _read_queue(store: MessageStore, queue_id: int, topic: str = TOPIC) -> list[bytes]:
-    bodies: list[bytes] = []
-    offset = store.get_min_offset_in_queue(topic, queue_id)
-    while offset < store.get_max_offset_in_queue(topic, queue_id):
-        got = store.get_message("g", topic, queue_id, offset, 32)
-        assert got.status is GetMessageStatus.FOUND, got.status
-        bodies += [parse_record(b).body for b in got.message_buffers]
-        offset = got.next_begin_offset
-    return bodies
+    return read_bodies(store, topic, queue_id)
 
 
 def _expected(queue_id: int, rounds: int) -> list[bytes]:
