@@ -92,9 +92,13 @@ class MessageStore:
         self.consume_queue_file_cache = MappedFileCache(
             open_files_bound(config.max_open_consume_queue_files)
         )
-        #: Queues written since their last complete flush: the flush visits only these.
+        #: Queues written since the last flush round (dispatch adds, the flush takes).
         self._dirty_consume_queues: set[ConsumeQueue] = set()
         self._dirty_lock = threading.Lock()
+        #: Queues a round left with units to sync (fewer dirty pages than a regular round
+        #: syncs): a thorough round visits them, or a regular one once they are written again.
+        #: The flush thread's own.
+        self._unflushed_consume_queues: set[ConsumeQueue] = set()
         #: The commit log's min offset at the last consume-queue clean-up.
         self._cleaned_at_min_phy_offset = -1
         self.index_service = IndexService(config, fs)
@@ -179,8 +183,7 @@ class MessageStore:
         self.reput_message_service.do_reput()
         self._recover_topic_queue_table()
         # What recovery cut or rebuilt reaches the disk with the first flush round.
-        with self._dirty_lock:
-            self._dirty_consume_queues.update(self.all_consume_queues())
+        self._unflushed_consume_queues.update(self.all_consume_queues())
         if self.schedule_message_service is not None:
             self.schedule_message_service.load()
         self.recovery_report = report
@@ -265,8 +268,9 @@ class MessageStore:
         returns how many files were released."""
         count = 0
         for mapped in self.mapped_files():
-            mapped.release_pages()
-            count += 1
+            if mapped.is_open:  # a consume-queue file the cache closed has no pages mapped
+                mapped.release_pages()
+                count += 1
         return count
 
     # -- puts -----------------------------------------------------------------------------
@@ -392,18 +396,22 @@ class MessageStore:
 
     def _flush_logic(self, least_pages: int) -> int:
         timestamp = self.reput_message_service.last_dispatched_timestamp
-        # Only the queues written since their last complete flush, not every queue of the
-        # broker; dispatch marks queues in a new set meanwhile.
+        # Not every queue of the broker: a regular round (``least_pages`` > 0) visits the
+        # queues written since the last round (only they can have gained dirty pages), a
+        # thorough one also those left with a few units to sync.
         with self._dirty_lock:
-            dirty, self._dirty_consume_queues = self._dirty_consume_queues, set()
+            candidates, self._dirty_consume_queues = self._dirty_consume_queues, set()
+        if least_pages <= 0:
+            candidates |= self._unflushed_consume_queues
+            self._unflushed_consume_queues = set()
+        left = set(candidates)
         try:
-            for queue in list(dirty):
+            for queue in candidates:
                 queue.flush(least_pages)
                 if not queue.has_unflushed_units:
-                    dirty.discard(queue)
+                    left.discard(queue)
         finally:
-            with self._dirty_lock:
-                self._dirty_consume_queues |= dirty
+            self._unflushed_consume_queues |= left
         if self.config.message_index_enable:
             index_timestamp = self.index_service.flush()
             if index_timestamp > 0:
