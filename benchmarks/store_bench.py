@@ -86,12 +86,15 @@ class Scenario:
     messages: int
     #: asyncio tasks putting at once (SYNC_FLUSH); 1 = a plain loop of put_message.
     concurrency: int
+    #: warmMapedFileEnable: commit log and index files get all their blocks when created.
+    warm: bool = False
 
     @property
     def name(self) -> str:
         size = f"{self.body_size // 1024} KiB" if self.body_size >= 1024 else f"{self.body_size} B"
         kind = "single" if self.batch_size == 1 else f"batch {self.batch_size}"
-        return f"{size} {kind} {self.flush.value.split('_')[0]}"
+        warm = " warm" if self.warm else ""
+        return f"{size} {kind} {self.flush.value.split('_')[0]}{warm}"
 
 
 @dataclass(slots=True)
@@ -389,10 +392,15 @@ class Sampler:
 # -- append scenarios -------------------------------------------------------------------
 
 
-def open_store(directory: Path, flush: FlushDiskType) -> tuple[MessageStore, CountingFileSystem]:
+def open_store(
+    directory: Path, flush: FlushDiskType, warm: bool = False
+) -> tuple[MessageStore, CountingFileSystem]:
     """A fresh store with RocketMQ's default sizes (1 GiB commit log files, 300,000-unit
-    consume queues, 5M-slot / 20M-entry index files), started."""
-    config = MessageStoreConfig(store_path_root_dir=str(directory), flush_disk_type=flush)
+    consume queues, 5M-slot / 20M-entry index files), started; ``warm``: files get all their
+    blocks when created (warmMapedFileEnable)."""
+    config = MessageStoreConfig(
+        store_path_root_dir=str(directory), flush_disk_type=flush, warm_maped_file_enable=warm
+    )
     fs = CountingFileSystem()
     store = MessageStore(config, fs=fs)
     store.load()
@@ -512,7 +520,7 @@ def summarize(scenario: Scenario, m: Measurement) -> AppendResult:
     )
 
 
-def plan(messages: int) -> list[tuple[Scenario, Scenario]]:
+def plan(messages: int, warm: bool = False) -> list[tuple[Scenario, Scenario]]:
     """Pairs (ASYNC, SYNC) that share one set of built messages, 128 B batch 32 first.
 
     ``messages`` is the count of the batched 128 B runs; 1 KiB runs use half, single puts a
@@ -525,8 +533,8 @@ def plan(messages: int) -> list[tuple[Scenario, Scenario]]:
             tasks = 64 if batch_size == 1 else 32
             pairs.append(
                 (
-                    Scenario(body_size, batch_size, ASYNC, count, 1),
-                    Scenario(body_size, batch_size, SYNC, count, tasks),
+                    Scenario(body_size, batch_size, ASYNC, count, 1, warm),
+                    Scenario(body_size, batch_size, SYNC, count, tasks, warm),
                 )
             )
     return pairs
@@ -586,7 +594,7 @@ def run_one(
     scenario: Scenario, items: Sequence[MessageExtBrokerInner], root: Path
 ) -> tuple[AppendResult, ReadResult | None]:
     directory = Path(tempfile.mkdtemp(prefix="store_bench-", dir=root))
-    store, fs = open_store(directory, scenario.flush)
+    store, fs = open_store(directory, scenario.flush, scenario.warm)
     try:
         result = run_scenario(scenario, items, store, fs)
         read = read_all_queues(store, scenario) if is_read_source(scenario) else None
@@ -918,6 +926,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="where to write the JSON results")
     parser.add_argument("--markdown", type=Path, help="also write the results as Markdown")
     parser.add_argument("--dir", help="work directory (default: a temp dir on the repo's disk)")
+    parser.add_argument(
+        "--warm-maped-file",
+        action="store_true",
+        help="stores with warmMapedFileEnable (files get every block when created)",
+    )
     return parser.parse_args(argv)
 
 
@@ -930,7 +943,7 @@ def run(args: argparse.Namespace, progress: Console) -> Report:
         started=dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         machine=machine_info(root),
     )
-    pairs = plan(messages)
+    pairs = plan(messages, args.warm_maped_file)
     fsync_s = 0.5 if args.quick else 2.0
     progress.log("machine limits")
     largest = max(probe_stored_bytes(pair[0], root) for pair in pairs)
