@@ -17,6 +17,7 @@ from pathlib import Path
 from orbitmq.common.config_binding import bind_properties
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
+from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.store.message_store_config import MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ class BrokerConfig:
     broker_ip1: str = ""
     #: The address to listen on (RocketMQ 5's bindAddress): every interface by default.
     bind_address: str = "0.0.0.0"
-    listen_port: int = 10911
+    listen_port: int = DEFAULT_BROKER_PORT
     broker_permission: int = PERM_READ | PERM_WRITE
     default_topic_queue_nums: int = 8
     auto_create_topic_enable: bool = True

@@ -26,12 +26,12 @@ from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv import NamesrvConfig, NamesrvController, load_namesrv_config
+from orbitmq.protocol import DEFAULT_BROKER_PORT, DEFAULT_NAMESRV_PORT
 from orbitmq.remoting import run
 from orbitmq.store import MessageStoreConfig, StoreError
 
-#: ``orbitmq start``'s embedded defaults: a developer's machine, reachable from itself only.
-DEFAULT_NAMESRV_PORT = 9876
-DEFAULT_BROKER_PORT = 10911
+#: ``orbitmq start``'s embedded defaults: a developer's machine, reachable from itself only
+#: (the ports are RocketMQ's).
 DEFAULT_BROKER_NAME = "broker-a"
 DEFAULT_DATA_DIR = "~/orbitmq-store"
 DEFAULT_START_BIND = "127.0.0.1"
@@ -91,7 +91,7 @@ def _warn_if_exposed(host: str, ports: str) -> None:
 @click.option("--bind", help="Override bindAddress (default 0.0.0.0: every interface).")
 @log_level_option()
 def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) -> None:
-    """Run a name server (default port 9876)."""
+    """Run a name server (default port 9876, RocketMQ's)."""
     try:
         config = load_namesrv_config(config_path)
     except ConfigError as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 from orbitmq.common.config_binding import bind_properties
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
+from orbitmq.protocol import DEFAULT_NAMESRV_PORT
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class NamesrvConfig:
     order_message_enable: bool = False
     #: The address to listen on (RocketMQ 5's bindAddress): every interface by default.
     bind_address: str = "0.0.0.0"
-    listen_port: int = 9876
+    listen_port: int = DEFAULT_NAMESRV_PORT
     server_channel_max_idle_time_seconds: int = 120
     #: How often silent brokers are looked for (RocketMQ: every 10 s).
     scan_not_active_broker_interval_ms: int = 10_000

@@ -11,6 +11,7 @@ from types import TracebackType
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.periodic import run_every
+from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
 from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProcessor
 from orbitmq.namesrv.kv_config_manager import KVConfigManager
@@ -82,7 +83,7 @@ class NamesrvController:
     @property
     def address(self) -> str:
         host = self.config.bind_address
-        return f"{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{self.port}"
+        return f"{'127.0.0.1' if is_wildcard(host) else host}:{self.port}"
 
     async def start(self) -> None:
         self.kv_config_manager.load()
