@@ -311,8 +311,10 @@ class BrokerController:
         await self.remoting_server.stop()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
-        await asyncio.to_thread(self.message_store.shutdown)
+        # Offsets first: the store's shutdown gives the directory's lock back, and every
+        # write into the directory must happen while it is held.
         await asyncio.to_thread(self.consumer_offset_manager.persist)
+        await asyncio.to_thread(self.message_store.shutdown)
 
     async def _persist_offsets_loop(self) -> None:
         await run_every(
