@@ -7,15 +7,24 @@ import time
 
 
 class ManualClock:
-    """Wall-clock milliseconds that tests set and advance. Thread-safe."""
+    """Wall-clock milliseconds and a monotonic reading that tests set and advance. Thread-safe.
+
+    ``advance`` moves both readings; ``set`` moves the wall clock only (an operator setting
+    the time), so the monotonic reading never goes back.
+    """
 
     def __init__(self, now_ms: int | None = None):
         self._lock = threading.Lock()
         self._now_ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+        self._monotonic = 0.0
 
     def now_ms(self) -> int:
         with self._lock:
             return self._now_ms
+
+    def monotonic(self) -> float:
+        with self._lock:
+            return self._monotonic
 
     def set(self, now_ms: int) -> None:
         with self._lock:
@@ -24,4 +33,5 @@ class ManualClock:
     def advance(self, delta_ms: int) -> int:
         with self._lock:
             self._now_ms += delta_ms
+            self._monotonic += delta_ms / 1000
             return self._now_ms
