@@ -19,10 +19,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
 
 from orbitmq.client.broker_offsets import offset_store_for
+from orbitmq.client.consume_message_hook import ConsumeMessageContext, ConsumeMessageHook
 from orbitmq.client.consume_service import (
     ConcurrentConsumeService,
     ConsumeService,
@@ -60,25 +59,6 @@ _FLAG_SUBSCRIPTION = 0x1 << 2
 #: How long to wait after a pull error, and while flow control holds a queue.
 PULL_TIME_DELAY_WHEN_EXCEPTION_S = 3.0
 PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S = 0.05
-
-
-@dataclass
-class ConsumeMessageContext:
-    """What consume hooks see (RocketMQ's ConsumeMessageContext)."""
-
-    consumer_group: str
-    message_queue: MessageQueue
-    messages: Sequence[MessageExt]
-    success: bool = False
-    props: dict[str, str] = field(default_factory=dict)
-
-
-class ConsumeMessageHook(Protocol):
-    """Called around each listener call (R30)."""
-
-    def consume_message_before(self, context: ConsumeMessageContext) -> None: ...
-
-    def consume_message_after(self, context: ConsumeMessageContext) -> None: ...
 
 
 class PushConsumer:
