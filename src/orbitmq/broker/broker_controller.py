@@ -83,7 +83,7 @@ class BrokerController:
         )
         self.registrations = self._registration_table()
         for code, processor, executor in self.registrations:
-            self.remoting_server.register_processor(code, processor, executor)
+            self.remoting_server.table.register_processor(code, processor, executor)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
         self._persist_task: asyncio.Task[None] | None = None

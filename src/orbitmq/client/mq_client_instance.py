@@ -127,10 +127,10 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._route_lock = asyncio.Lock()
-        self.remoting.register_processor(
+        self.remoting.table.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, _NotifyProcessor(self)
         )
-        self.remoting.register_processor(
+        self.remoting.table.register_processor(
             RequestCode.RESET_CONSUMER_CLIENT_OFFSET, _ResetOffsetProcessor(self)
         )
 

@@ -46,7 +46,7 @@ class NamesrvController:
         )
         self.registrations = self._registration_table()
         for code, processor in self.registrations:
-            self.remoting_server.register_processor(code, processor)
+            self.remoting_server.table.register_processor(code, processor)
         self.remoting_server.add_listener(BrokerHousekeepingService(self.route_info_manager))
         self._scan_task: asyncio.Task[None] | None = None
 
