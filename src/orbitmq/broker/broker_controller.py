@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from types import TracebackType
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
@@ -34,6 +33,7 @@ from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.lifecycle import AsyncLifecycle
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.protocol import RequestCode
@@ -48,7 +48,7 @@ from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig
 log = logging.getLogger(__name__)
 
 
-class BrokerController:
+class BrokerController(AsyncLifecycle):
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
     ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, ``ScheduleMessageService``,
     processors, ``RemotingServer``, the consumer-offset persist task and the name-server
@@ -356,15 +356,3 @@ class BrokerController:
             lambda: asyncio.to_thread(self.consumer_offset_manager.persist),
             "persist consumer offsets",
         )
-
-    async def __aenter__(self) -> BrokerController:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from types import TracebackType
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.lifecycle import AsyncLifecycle
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
@@ -25,7 +25,7 @@ from orbitmq.remoting import RemotingServer, RequestProcessor
 log = logging.getLogger(__name__)
 
 
-class NamesrvController:
+class NamesrvController(AsyncLifecycle):
     """Owns one name server: its ``RouteInfoManager``, ``KVConfigManager``, processors,
     ``RemotingServer`` and the expiry scan task. Name servers share nothing: each
     controller is independent, and several may run in one process.
@@ -123,15 +123,3 @@ class NamesrvController:
     async def _scan_loop(self) -> None:
         interval_s = self.config.scan_not_active_broker_interval_ms / 1000
         await run_every(interval_s, self.scan_not_active_broker, "scanNotActiveBroker")
-
-    async def __aenter__(self) -> NamesrvController:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
