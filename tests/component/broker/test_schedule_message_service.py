@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
 
-from orbitmq.broker import ScheduleMessageService
+import pytest
+
+from orbitmq.broker import BrokerConfig, BrokerController, ScheduleMessageService
 from orbitmq.common import MessageExtBrokerInner, decode_message
 from orbitmq.common import message_const as mc
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
-from orbitmq.store import GetMessageStatus, MessageStore
+from orbitmq.store import BrokerRole, GetMessageStatus, MessageStore
 from orbitmq.testing import ManualClock
 from tests.conftest import StoreFactory
 from tests.support import make_message, small_config
@@ -155,3 +158,50 @@ def test_the_running_service_delivers_on_its_own(tmp_path: Path) -> None:
     finally:
         schedule.shutdown()
         store.shutdown()
+
+
+async def test_the_broker_runs_the_schedule_and_a_restart_resumes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualClock(START_MS)
+    store_config = small_config(tmp_path / "store")
+
+    def make_broker() -> BrokerController:
+        config = BrokerConfig(broker_name="broker-a", broker_ip1="127.0.0.1", listen_port=0)
+        return BrokerController(config, store_config, clock=clock)
+
+    broker = make_broker()
+    await broker.start()
+    try:
+        arrived = threading.Event()
+        hold_service = broker.pull_request_hold_service
+        message_arriving = hold_service.message_arriving
+
+        def watch(topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]) -> None:
+            message_arriving(topic, queue_id, max_offset, tags_codes)
+            if topic == "RealTopic":
+                arrived.set()
+
+        monkeypatch.setattr(hold_service, "message_arriving", watch)
+        assert broker.message_store.put_message(_delayed(1, b"once")).is_ok
+        clock.advance(1000)
+        assert await asyncio.to_thread(arrived.wait, 10), "not delivered within 10 s"
+    finally:
+        await broker.stop()
+    saved = json.loads((tmp_path / "store" / "config" / "delayOffset.json").read_text())
+    assert saved == {"offsetTable": {"1": 1}}
+
+    reopened = make_broker()
+    await reopened.start()
+    try:
+        assert reopened.schedule_message_service is not None
+        assert reopened.schedule_message_service.offset_table == {1: 1}
+        assert _bodies(reopened.message_store) == [b"once"]
+    finally:
+        await reopened.stop()
+
+
+def test_a_slave_broker_has_no_schedule(tmp_path: Path) -> None:
+    config = BrokerConfig(broker_name="broker-a", broker_ip1="127.0.0.1", listen_port=0)
+    slave = BrokerController(config, small_config(tmp_path / "store", broker_role=BrokerRole.SLAVE))
+    assert slave.schedule_message_service is None
