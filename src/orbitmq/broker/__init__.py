@@ -23,6 +23,7 @@ from orbitmq.broker.rebalance_lock_manager import (
     REBALANCE_LOCK_MAX_LIVE_TIME_MS,
     RebalanceLockManager,
 )
+from orbitmq.broker.schedule_message_service import ScheduleMessageService, ScheduleStore
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
@@ -50,6 +51,8 @@ __all__ = [
     "PullRequestHoldService",
     "QueryMessageProcessor",
     "RebalanceLockManager",
+    "ScheduleMessageService",
+    "ScheduleStore",
     "SendMessageBackProcessor",
     "SendMessageProcessor",
     "SubscriptionGroupConfig",

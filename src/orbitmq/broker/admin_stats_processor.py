@@ -11,6 +11,7 @@ RocketMQ's ``AdminBrokerProcessor`` and ``Broker2Client``:
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from orbitmq.broker.consumer_manager import ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
@@ -40,6 +41,15 @@ log = logging.getLogger(__name__)
 class AdminStatsProcessor(CodeDispatchingProcessor):
     """Reads offsets from the store and the managers; writes only on reset and delete.
     Event-loop confined."""
+
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.GET_TOPIC_STATS_INFO,
+            RequestCode.GET_CONSUME_STATS,
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+            RequestCode.DELETE_SUBSCRIPTIONGROUP,
+        }
+    )
 
     def __init__(
         self,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from types import TracebackType
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
@@ -27,12 +26,14 @@ from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
 from orbitmq.broker.query_message_processor import QueryMessageProcessor
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.lifecycle import AsyncLifecycle
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.protocol import RequestCode
@@ -42,15 +43,16 @@ from orbitmq.remoting import (
     RequestExecutor,
     RequestProcessor,
 )
-from orbitmq.store import MessageStore, MessageStoreConfig
+from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig
 
 log = logging.getLogger(__name__)
 
 
-class BrokerController:
+class BrokerController(AsyncLifecycle):
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
-    ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, processors,
-    ``RemotingServer``, the consumer-offset persist task and the name-server registration.
+    ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, ``ScheduleMessageService``,
+    processors, ``RemotingServer``, the consumer-offset persist task and the name-server
+    registration.
 
     ``start`` loads the metadata and the store (recovery), starts the store and the
     long-polling service, listens, then registers with the name servers; ``stop``
@@ -72,6 +74,24 @@ class BrokerController:
         self.store_config = store_config
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
+        self._build_managers(clock)
+        self._build_processors(find_subscription)
+        self.remoting_server = RemotingServer(
+            broker_config.bind_address,
+            broker_config.listen_port,
+            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
+        )
+        self.registrations = self._registration_table()
+        for code, processor, executor in self.registrations:
+            self.remoting_server.table.register_processor(code, processor, executor)
+        # Closed, failed or idle connections lose their producer and consumer registrations.
+        self.remoting_server.add_listener(self.client_housekeeping)
+        self._persist_task: asyncio.Task[None] | None = None
+
+    def _build_managers(self, clock: Clock) -> None:
+        """The store, the managers of persisted metadata, the client registry and the
+        services around them (RocketMQ's ``BrokerController`` constructor)."""
+        broker_config, store_config = self.broker_config, self.store_config
         self.topic_config_manager = TopicConfigManager(
             broker_config,
             store_config.config_file("topics"),
@@ -91,6 +111,17 @@ class BrokerController:
             clock=clock,
             message_arriving_listener=self._message_arriving,
         )
+        # A slave takes no writes: only a master delivers delayed messages.
+        self.schedule_message_service: ScheduleMessageService | None = None
+        if store_config.broker_role is not BrokerRole.SLAVE:
+            self.schedule_message_service = ScheduleMessageService(
+                self.message_store,
+                self.message_store.delay_levels_ms,
+                store_config.config_file("delayOffset"),
+                clock=clock,
+                persist_interval_ms=store_config.flush_delay_offset_interval,
+            )
+        self.transactional_message_service = TransactionalMessageService(self.message_store)
         # The client registry (heartbeats); consumers hear of their group's changes.
         self.consumer_manager = ConsumerManager(
             ConsumerIdsChangeNotifier(lambda: broker_config.notify_consumer_ids_changed_enable),
@@ -98,128 +129,9 @@ class BrokerController:
         )
         self.producer_manager = ProducerManager(clock=clock)
         self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
-        self.client_manage_processor = ClientManageProcessor(
-            broker_config,
-            self.topic_config_manager,
-            self.subscription_group_manager,
-            self.consumer_manager,
-            self.producer_manager,
-        )
-        self.consumer_manage_processor = ConsumerManageProcessor(
-            self.consumer_manager, self.consumer_offset_manager, self.message_store
-        )
-        self.transactional_message_service = TransactionalMessageService(self.message_store)
-        self.send_message_processor = SendMessageProcessor(
-            broker_config,
-            store_config,
-            self.message_store,
-            self.topic_config_manager,
-            self.subscription_group_manager,
-            self.transactional_message_service,
-        )
-        self.end_transaction_processor = EndTransactionProcessor(
-            self.message_store, self.transactional_message_service
-        )
-        self.pull_message_processor = PullMessageProcessor(
-            broker_config,
-            store_config,
-            self.message_store,
-            self.topic_config_manager,
-            self.subscription_group_manager,
-            self.consumer_offset_manager,
-            find_subscription or self.consumer_manager.find_subscription_data,
-        )
-        self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
-        self.remoting_server = RemotingServer(
-            broker_config.bind_address,
-            broker_config.listen_port,
-            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
-        )
-        send_executor = RequestExecutor(
-            "SendMessageExecutor", broker_config.send_thread_pool_queue_capacity
-        )
-        pull_executor = RequestExecutor(
-            "PullMessageExecutor", broker_config.pull_thread_pool_queue_capacity
-        )
-        send, pull = self.send_message_processor, self.pull_message_processor
-        client_manage = self.client_manage_processor
-        consumer_manage = self.consumer_manage_processor
-        # RocketMQ gives heartbeats and consumer management their own pools.
-        heartbeat_executor = RequestExecutor(
-            "HeartbeatExecutor", broker_config.heartbeat_thread_pool_queue_capacity
-        )
-        # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
-        consumer_manage_executor = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
-        self.send_message_back_processor = SendMessageBackProcessor(
-            broker_config,
-            self.message_store,
-            self.topic_config_manager,
-            self.subscription_group_manager,
-        )
-        self.query_message_processor = QueryMessageProcessor(store_config, self.message_store)
-        send_back, query = self.send_message_back_processor, self.query_message_processor
-        query_executor = RequestExecutor(
-            "QueryMessageExecutor", broker_config.query_thread_pool_queue_capacity
-        )
-        # Admin requests and the orderly-consumption queue locks (RocketMQ's
-        # AdminBrokerProcessor on its adminBrokerExecutor).
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
-        self.admin_broker_processor = AdminBrokerProcessor(
-            self.message_store,
-            self.topic_config_manager,
-            self.consumer_offset_manager,
-            self.rebalance_lock_manager,
-            broker_role=store_config.broker_role,
-            # Late-bound, as on_new_topic above: re-register with the name servers at once.
-            on_topic_changed=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
-        )
-        admin = self.admin_broker_processor
-        stats = AdminStatsProcessor(
-            broker_config.broker_name,
-            self.message_store,
-            self.topic_config_manager,
-            self.consumer_offset_manager,
-            self.consumer_manager,
-            self.subscription_group_manager,
-        )
-        admin_executor = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
-        # The routing table, in one place (RocketMQ's registerProcessor).
-        self.registrations: list[tuple[int, RequestProcessor, RequestExecutor]] = [
-            (RequestCode.SEND_MESSAGE, send, send_executor),
-            (RequestCode.SEND_MESSAGE_V2, send, send_executor),
-            (RequestCode.SEND_BATCH_MESSAGE, send, send_executor),
-            (RequestCode.CONSUMER_SEND_MSG_BACK, send_back, send_executor),
-            (RequestCode.END_TRANSACTION, self.end_transaction_processor, send_executor),
-            (RequestCode.QUERY_MESSAGE, query, query_executor),
-            (RequestCode.VIEW_MESSAGE_BY_ID, query, query_executor),
-            (RequestCode.PULL_MESSAGE, pull, pull_executor),
-            (RequestCode.HEART_BEAT, client_manage, heartbeat_executor),
-            (RequestCode.UNREGISTER_CLIENT, client_manage, heartbeat_executor),
-            (RequestCode.CHECK_CLIENT_CONFIG, client_manage, heartbeat_executor),
-            (RequestCode.GET_CONSUMER_LIST_BY_GROUP, consumer_manage, consumer_manage_executor),
-            (RequestCode.QUERY_CONSUMER_OFFSET, consumer_manage, consumer_manage_executor),
-            (RequestCode.UPDATE_CONSUMER_OFFSET, consumer_manage, consumer_manage_executor),
-            (RequestCode.GET_MAX_OFFSET, admin, admin_executor),
-            (RequestCode.GET_MIN_OFFSET, admin, admin_executor),
-            (RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, admin, admin_executor),
-            (RequestCode.GET_EARLIEST_MSG_STORETIME, admin, admin_executor),
-            (RequestCode.UPDATE_AND_CREATE_TOPIC, admin, admin_executor),
-            (RequestCode.DELETE_TOPIC_IN_BROKER, admin, admin_executor),
-            (RequestCode.GET_ALL_TOPIC_CONFIG, admin, admin_executor),
-            (RequestCode.LOCK_BATCH_MQ, admin, admin_executor),
-            (RequestCode.UNLOCK_BATCH_MQ, admin, admin_executor),
-            (RequestCode.GET_TOPIC_STATS_INFO, stats, admin_executor),
-            (RequestCode.GET_CONSUME_STATS, stats, admin_executor),
-            (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats, admin_executor),
-            (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats, admin_executor),
-        ]
-        for code, processor, executor in self.registrations:
-            self.remoting_server.register_processor(code, processor, executor)
-        # Closed, failed or idle connections lose their producer and consumer registrations.
-        self.remoting_server.add_listener(self.client_housekeeping)
-        self._persist_task: asyncio.Task[None] | None = None
         # Name-server registration: at start, every registerNameServerPeriod and when a
-        # send creates a topic (the lambda above). The address is the bound one.
+        # send creates a topic (the lambdas). The address is the bound one.
         self.registration_service = NamesrvRegistrationService(
             BrokerOuterAPI(),
             broker_config.namesrv_addresses,
@@ -234,6 +146,117 @@ class BrokerController:
             period_s=registration_period_s(broker_config.register_name_server_period),
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
         )
+
+    def _build_processors(self, find_subscription: SubscriptionLookup | None) -> None:
+        """One processor per family of request codes, over the managers."""
+        broker_config, store_config, store = (
+            self.broker_config,
+            self.store_config,
+            self.message_store,
+        )
+        self.client_manage_processor = ClientManageProcessor(
+            broker_config,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+        )
+        self.consumer_manage_processor = ConsumerManageProcessor(
+            self.consumer_manager, self.consumer_offset_manager, store
+        )
+        self.send_message_processor = SendMessageProcessor(
+            broker_config,
+            store_config,
+            store,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.transactional_message_service,
+        )
+        self.end_transaction_processor = EndTransactionProcessor(
+            store, self.transactional_message_service
+        )
+        self.pull_message_processor = PullMessageProcessor(
+            broker_config,
+            store_config,
+            store,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.consumer_offset_manager,
+            find_subscription or self.consumer_manager.find_subscription_data,
+        )
+        self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
+        self.send_message_back_processor = SendMessageBackProcessor(
+            broker_config, store, self.topic_config_manager, self.subscription_group_manager
+        )
+        self.query_message_processor = QueryMessageProcessor(store_config, store)
+        # Admin requests and the orderly-consumption queue locks (RocketMQ's
+        # AdminBrokerProcessor on its adminBrokerExecutor).
+        self.admin_broker_processor = AdminBrokerProcessor(
+            store,
+            self.topic_config_manager,
+            self.consumer_offset_manager,
+            self.rebalance_lock_manager,
+            broker_role=store_config.broker_role,
+            # Late-bound, as on_new_topic: re-register with the name servers at once.
+            on_topic_changed=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
+        )
+        self.admin_stats_processor = AdminStatsProcessor(
+            broker_config.broker_name,
+            store,
+            self.topic_config_manager,
+            self.consumer_offset_manager,
+            self.consumer_manager,
+            self.subscription_group_manager,
+        )
+
+    def _registration_table(self) -> list[tuple[int, RequestProcessor, RequestExecutor]]:
+        """The routing table, in one place (RocketMQ's registerProcessor): each code with
+        its processor and the executor (RocketMQ's thread pool) that bounds it."""
+        config = self.broker_config
+        send = RequestExecutor("SendMessageExecutor", config.send_thread_pool_queue_capacity)
+        pull = RequestExecutor("PullMessageExecutor", config.pull_thread_pool_queue_capacity)
+        query = RequestExecutor("QueryMessageExecutor", config.query_thread_pool_queue_capacity)
+        # RocketMQ gives heartbeats and consumer management their own pools.
+        heartbeat = RequestExecutor(
+            "HeartbeatExecutor", config.heartbeat_thread_pool_queue_capacity
+        )
+        # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
+        consumer_manage = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
+        admin = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
+        send_p, pull_p = self.send_message_processor, self.pull_message_processor
+        send_back_p, end_tx_p = self.send_message_back_processor, self.end_transaction_processor
+        query_p, client_p = self.query_message_processor, self.client_manage_processor
+        consumer_p, admin_p = self.consumer_manage_processor, self.admin_broker_processor
+        stats_p = self.admin_stats_processor
+        return [
+            (RequestCode.SEND_MESSAGE, send_p, send),
+            (RequestCode.SEND_MESSAGE_V2, send_p, send),
+            (RequestCode.SEND_BATCH_MESSAGE, send_p, send),
+            (RequestCode.CONSUMER_SEND_MSG_BACK, send_back_p, send),
+            (RequestCode.END_TRANSACTION, end_tx_p, send),
+            (RequestCode.QUERY_MESSAGE, query_p, query),
+            (RequestCode.VIEW_MESSAGE_BY_ID, query_p, query),
+            (RequestCode.PULL_MESSAGE, pull_p, pull),
+            (RequestCode.HEART_BEAT, client_p, heartbeat),
+            (RequestCode.UNREGISTER_CLIENT, client_p, heartbeat),
+            (RequestCode.CHECK_CLIENT_CONFIG, client_p, heartbeat),
+            (RequestCode.GET_CONSUMER_LIST_BY_GROUP, consumer_p, consumer_manage),
+            (RequestCode.QUERY_CONSUMER_OFFSET, consumer_p, consumer_manage),
+            (RequestCode.UPDATE_CONSUMER_OFFSET, consumer_p, consumer_manage),
+            (RequestCode.GET_MAX_OFFSET, admin_p, admin),
+            (RequestCode.GET_MIN_OFFSET, admin_p, admin),
+            (RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, admin_p, admin),
+            (RequestCode.GET_EARLIEST_MSG_STORETIME, admin_p, admin),
+            (RequestCode.UPDATE_AND_CREATE_TOPIC, admin_p, admin),
+            (RequestCode.DELETE_TOPIC_IN_BROKER, admin_p, admin),
+            (RequestCode.GET_ALL_TOPIC_CONFIG, admin_p, admin),
+            (RequestCode.LOCK_BATCH_MQ, admin_p, admin),
+            (RequestCode.UNLOCK_BATCH_MQ, admin_p, admin),
+            (RequestCode.GET_TOPIC_STATS_INFO, stats_p, admin),
+            (RequestCode.GET_CONSUME_STATS, stats_p, admin),
+            (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
+            (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
+        ]
 
     def _message_arriving(
         self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
@@ -262,6 +285,8 @@ class BrokerController:
             self.message_store.lock.acquire()
             await self._load()
             self.message_store.start()
+            if self.schedule_message_service is not None:
+                self.schedule_message_service.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
             await self.remoting_server.start()
@@ -269,6 +294,7 @@ class BrokerController:
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
             await self.pull_request_hold_service.stop()
+            await asyncio.to_thread(self._stop_schedule_message_service)
             # A started store stops as a clean shutdown does (no abort file); a store that
             # never started only gives its lock back.
             await asyncio.to_thread(self.message_store.shutdown)
@@ -286,6 +312,8 @@ class BrokerController:
         self.subscription_group_manager.load()
         self.consumer_offset_manager.load()
         report = await asyncio.to_thread(self.message_store.load)
+        if self.schedule_message_service is not None:
+            await asyncio.to_thread(self.schedule_message_service.load)
         await asyncio.to_thread(self.transactional_message_service.load)
         if report.abnormal:
             # Operators must learn of a crash from the broker itself, not from missing data.
@@ -311,10 +339,16 @@ class BrokerController:
         await self.remoting_server.stop()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
+        # Delivery puts into the store and writes delayOffset.json: it ends first.
+        await asyncio.to_thread(self._stop_schedule_message_service)
         # Offsets first: the store's shutdown gives the directory's lock back, and every
         # write into the directory must happen while it is held.
         await asyncio.to_thread(self.consumer_offset_manager.persist)
         await asyncio.to_thread(self.message_store.shutdown)
+
+    def _stop_schedule_message_service(self) -> None:
+        if self.schedule_message_service is not None:
+            self.schedule_message_service.shutdown()
 
     async def _persist_offsets_loop(self) -> None:
         await run_every(
@@ -322,15 +356,3 @@ class BrokerController:
             lambda: asyncio.to_thread(self.consumer_offset_manager.persist),
             "persist consumer offsets",
         )
-
-    async def __aenter__(self) -> BrokerController:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Final
 
 from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
 from orbitmq.broker.consumer_manager import (
@@ -40,6 +40,14 @@ class ClientManageProcessor(CodeDispatchingProcessor):
     also creates its subscription group (when allowed) and its ``%RETRY%group`` topic, as
     RocketMQ 4.9.8 does. Holds no state of its own; event-loop confined (the registries
     are)."""
+
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.HEART_BEAT,
+            RequestCode.UNREGISTER_CLIENT,
+            RequestCode.CHECK_CLIENT_CONFIG,
+        }
+    )
 
     def __init__(
         self,

@@ -34,6 +34,14 @@ class ConsumerManageProcessor(CodeDispatchingProcessor):
     """Answers a consumer's questions about its group's members and committed offsets.
     Holds no state; event-loop confined (the consumer registry is)."""
 
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+            RequestCode.QUERY_CONSUMER_OFFSET,
+            RequestCode.UPDATE_CONSUMER_OFFSET,
+        }
+    )
+
     def __init__(
         self,
         consumer_manager: ConsumerManager,

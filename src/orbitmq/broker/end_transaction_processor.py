@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common import sys_flag as sf
@@ -17,6 +18,8 @@ log = logging.getLogger(__name__)
 class EndTransactionProcessor(CodeDispatchingProcessor):
     """Answers END_TRANSACTION through the transactional message service; no state of its
     own. For the broker's event loop."""
+
+    REQUEST_CODES: Final[frozenset[int]] = frozenset({RequestCode.END_TRANSACTION})
 
     def __init__(self, store: MessageStore, service: TransactionalMessageService) -> None:
         super().__init__({RequestCode.END_TRANSACTION: self.end_transaction})

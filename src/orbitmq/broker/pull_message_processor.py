@@ -27,7 +27,7 @@ from orbitmq.filter import (
     build_subscription,
     is_tag_type,
 )
-from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, ResponseCode
+from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import (
@@ -87,6 +87,8 @@ class PullMessageProcessor:
     ``find_subscription`` (the heartbeat registry, when there is one). Use from the
     broker's event loop only.
     """
+
+    REQUEST_CODES: Final[frozenset[int]] = frozenset({RequestCode.PULL_MESSAGE})
 
     def __init__(
         self,

@@ -24,6 +24,13 @@ UNIQUE_MSG_QUERY_FLAG: Final = "_UNIQUE_KEY_QUERY"
 class QueryMessageProcessor(CodeDispatchingProcessor):
     """Answers queries on stored messages. Holds no state; safe from several tasks."""
 
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.QUERY_MESSAGE,
+            RequestCode.VIEW_MESSAGE_BY_ID,
+        }
+    )
+
     def __init__(self, store_config: MessageStoreConfig, store: MessageStore) -> None:
         super().__init__(
             {

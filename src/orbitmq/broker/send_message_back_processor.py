@@ -38,6 +38,8 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
     """Answers CONSUMER_SEND_MSG_BACK. Holds no state of its own beyond its collaborators;
     safe from several tasks of the broker's event loop."""
 
+    REQUEST_CODES: Final[frozenset[int]] = frozenset({RequestCode.CONSUMER_SEND_MSG_BACK})
+
     def __init__(
         self,
         broker_config: BrokerConfig,

@@ -108,10 +108,12 @@ class SendMessageProcessor:
     broker's event loop.
     """
 
-    CODES: Final = (
-        RequestCode.SEND_MESSAGE,
-        RequestCode.SEND_MESSAGE_V2,
-        RequestCode.SEND_BATCH_MESSAGE,
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.SEND_MESSAGE,
+            RequestCode.SEND_MESSAGE_V2,
+            RequestCode.SEND_BATCH_MESSAGE,
+        }
     )
 
     def __init__(

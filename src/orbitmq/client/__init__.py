@@ -19,6 +19,7 @@ from orbitmq.client.allocate_strategy import (
 )
 from orbitmq.client.backoff import Backoff
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
+from orbitmq.client.consume_message_hook import ConsumeMessageContext, ConsumeMessageHook
 from orbitmq.client.consumer_config import (
     ConsumeContext,
     ConsumeResult,
@@ -59,11 +60,7 @@ from orbitmq.client.producer import (
     select_by_hash,
 )
 from orbitmq.client.pull_result import PullResult, PullStatus
-from orbitmq.client.push_consumer import (
-    ConsumeMessageContext,
-    ConsumeMessageHook,
-    PushConsumer,
-)
+from orbitmq.client.push_consumer import PushConsumer
 from orbitmq.client.queue_reader import (
     OffsetOutOfRangeError,
     QueueReader,

@@ -12,6 +12,7 @@ again, exactly like the originals.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Protocol, TypeVar
 
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
@@ -165,89 +166,73 @@ def _group_by_room(
     return {room: groups[room] for room in sorted(groups, key=_java_string_order)}
 
 
-class AllocateMessageQueueAveragely:
+Allocation = Callable[[str, Sequence[MessageQueue], Sequence[str]], list[MessageQueue]]
+"""A pure allocation: (current_cid, mq_all, cid_all) -> the queues of ``current_cid``."""
+
+
+class _AllocateByFunction:
+    """A named strategy that answers with a pure ``Allocation`` (the group plays no part).
+    Immutable; safe from any thread when the allocation is."""
+
+    def __init__(self, name: str, allocation: Allocation) -> None:
+        self._name = name
+        self._allocation = allocation
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def allocate(
+        self,
+        consumer_group: str,
+        current_cid: str,
+        mq_all: Sequence[MessageQueue],
+        cid_all: Sequence[str],
+    ) -> list[MessageQueue]:
+        return self._allocation(current_cid, mq_all, cid_all)
+
+
+class AllocateMessageQueueAveragely(_AllocateByFunction):
     """RocketMQ's AllocateMessageQueueAveragely. Stateless; safe from any thread."""
 
-    @property
-    def name(self) -> str:
-        return "AVG"
-
-    def allocate(
-        self,
-        consumer_group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        return allocate_averagely(current_cid, mq_all, cid_all)
+    def __init__(self) -> None:
+        super().__init__("AVG", allocate_averagely)
 
 
-class AllocateMessageQueueAveragelyByCircle:
+class AllocateMessageQueueAveragelyByCircle(_AllocateByFunction):
     """RocketMQ's AllocateMessageQueueAveragelyByCircle. Stateless; safe from any thread."""
 
-    @property
-    def name(self) -> str:
-        return "AVG_BY_CIRCLE"
-
-    def allocate(
-        self,
-        consumer_group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        return allocate_averagely_by_circle(current_cid, mq_all, cid_all)
+    def __init__(self) -> None:
+        super().__init__("AVG_BY_CIRCLE", allocate_averagely_by_circle)
 
 
-class AllocateMessageQueueByConfig:
+class AllocateMessageQueueByConfig(_AllocateByFunction):
     """RocketMQ's AllocateMessageQueueByConfig: owns a fixed list of queues and answers it
     whatever the inputs, without even RocketMQ's argument checks. Immutable after
     construction; safe from any thread."""
 
     def __init__(self, message_queues: Iterable[MessageQueue]) -> None:
         self._message_queues = tuple(message_queues)
-
-    @property
-    def name(self) -> str:
-        return "CONFIG"
+        super().__init__("CONFIG", lambda *_: list(self._message_queues))
 
     @property
     def message_queues(self) -> tuple[MessageQueue, ...]:
         return self._message_queues
 
-    def allocate(
-        self,
-        consumer_group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        return list(self._message_queues)
 
-
-class AllocateMessageQueueByMachineRoom:
+class AllocateMessageQueueByMachineRoom(_AllocateByFunction):
     """RocketMQ's AllocateMessageQueueByMachineRoom: owns the set of machine rooms (idcs) whose
     brokers this group consumes from. Immutable; safe from any thread."""
 
     def __init__(self, consumer_idcs: Iterable[str]) -> None:
         self._consumer_idcs = frozenset(consumer_idcs)
-
-    @property
-    def name(self) -> str:
-        return "MACHINE_ROOM"
+        super().__init__(
+            "MACHINE_ROOM", partial(allocate_by_machine_room, consumer_idcs=self._consumer_idcs)
+        )
 
     @property
     def consumer_idcs(self) -> frozenset[str]:
         return self._consumer_idcs
-
-    def allocate(
-        self,
-        consumer_group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        return allocate_by_machine_room(current_cid, mq_all, cid_all, self._consumer_idcs)
 
 
 class AllocateMachineRoomNearby:
@@ -293,27 +278,18 @@ class AllocateMachineRoomNearby:
         return result
 
 
-class AllocateMessageQueueConsistentHash:
+class AllocateMessageQueueConsistentHash(_AllocateByFunction):
     """RocketMQ's AllocateMessageQueueConsistentHash: owns the virtual node count and the ring
     hash. Immutable; safe from any thread."""
 
     def __init__(self, virtual_node_count: int = 10, hash_function: HashFunction = md5_hash):
         if virtual_node_count < 0:
             raise ValueError(f"virtual_node_count must be >= 0, got {virtual_node_count}")
-        self._virtual_node_count = virtual_node_count
-        self._hash_function = hash_function
-
-    @property
-    def name(self) -> str:
-        return "CONSISTENT_HASH"
-
-    def allocate(
-        self,
-        consumer_group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        return allocate_consistent_hash(
-            current_cid, mq_all, cid_all, self._virtual_node_count, self._hash_function
+        super().__init__(
+            "CONSISTENT_HASH",
+            partial(
+                allocate_consistent_hash,
+                virtual_node_count=virtual_node_count,
+                hash_function=hash_function,
+            ),
         )

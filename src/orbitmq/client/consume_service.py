@@ -12,9 +12,16 @@ import time
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from orbitmq.client.consumer_config import ConsumeContext, ConsumeResult, Listener
+from orbitmq.client.consume_message_hook import ConsumeMessageContext
+from orbitmq.client.consumer_config import (
+    ConsumeContext,
+    ConsumeResult,
+    Listener,
+    PushConsumerConfig,
+)
+from orbitmq.client.offset_store import OffsetStore
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common import message_const as mc
@@ -22,15 +29,35 @@ from orbitmq.common.message import add_properties
 from orbitmq.common.topic import retry_topic
 from orbitmq.protocol import MessageModel
 
-if TYPE_CHECKING:
-    from orbitmq.client.push_consumer import PushConsumer
-
 log = logging.getLogger(__name__)
 
 _TOPIC = attrgetter("topic")
 
 #: How long a message whose send-back failed waits before it is consumed again locally.
 LOCAL_RETRY_DELAY_S = 5.0
+
+
+class ConsumeServiceHost(Protocol):
+    """What a consume service uses of the push consumer it works for (``PushConsumer`` is
+    one): its group and configuration, its offset store, its consume hooks and the send
+    back of a failed message."""
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def config(self) -> PushConsumerConfig: ...
+
+    @property
+    def offset_store(self) -> OffsetStore: ...
+
+    def before_consume(
+        self, messages: Sequence[MessageExt], mq: MessageQueue
+    ) -> ConsumeMessageContext: ...
+
+    def after_consume(self, context: ConsumeMessageContext, success: bool) -> None: ...
+
+    async def send_message_back(self, msg: MessageExt, delay_level: int) -> bool: ...
 
 
 class ConsumeService(Protocol):
@@ -53,7 +80,7 @@ class _ListenerRunner:
         self._slots = asyncio.Semaphore(threads)
 
     async def consume(
-        self, consumer: PushConsumer, batch: list[MessageExt], context: ConsumeContext
+        self, consumer: ConsumeServiceHost, batch: list[MessageExt], context: ConsumeContext
     ) -> bool:
         """One listener call as the user sees it: original topics restored, consume start
         stamped, the consumer's hooks around it. True when every message was consumed."""
@@ -113,7 +140,7 @@ class ConcurrentConsumeService:
     (clustering) and removed from the queue, so the committed offset moves on; if the send
     back fails they are consumed again locally after 5 s. Broadcasting never retries."""
 
-    def __init__(self, consumer: PushConsumer, listener: Listener) -> None:
+    def __init__(self, consumer: ConsumeServiceHost, listener: Listener) -> None:
         self._consumer = consumer
         self._runner = _ListenerRunner(listener, consumer.config.consume_thread_max)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -174,7 +201,7 @@ class OrderlyConsumeService:
     ``suspend_current_queue_time_s``; past max reconsume times it goes to the dead letter
     queue and the queue moves on (R27)."""
 
-    def __init__(self, consumer: PushConsumer, listener: Listener) -> None:
+    def __init__(self, consumer: ConsumeServiceHost, listener: Listener) -> None:
         self._consumer = consumer
         self._runner = _ListenerRunner(listener, consumer.config.consume_thread_max)
         self._running: dict[MessageQueue, asyncio.Task[None]] = {}

@@ -28,17 +28,17 @@ from orbitmq.client.errors import MQBrokerError, MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
 from orbitmq.client.offset_store import (
     OFFSET_READ_FAILED,
-    OffsetStore,
     ReadOffsetType,
     RemoteBrokerOffsetStore,
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.client.rebalance import Rebalance, start_offset
+from orbitmq.client.rebalance import start_offset
+from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
-from orbitmq.protocol import ConsumerData, ConsumeType
+from orbitmq.protocol import ConsumeType
 from orbitmq.protocol.header import PullMessageRequestHeader
 
 log = logging.getLogger(__name__)
@@ -90,10 +90,12 @@ class _ConsumeRequest:
     pq: ProcessQueue
 
 
-class LitePullConsumer:
+class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
     """Owns the assigned queues' states and pull tasks, the buffer of pulled batches, the
     offset store and (subscribe mode) the group's subscriptions and rebalance loop; owns its
     MQClientInstance unless one is given. One event loop; ``poll`` from one task at a time."""
+
+    CONSUME_TYPE = ConsumeType.CONSUME_ACTIVELY
 
     def __init__(
         self,
@@ -104,27 +106,19 @@ class LitePullConsumer:
         config: LitePullConsumerConfig | None = None,
         instance: MQClientInstance | None = None,
     ) -> None:
-        if not group:
-            raise MQClientError("consumer group is empty")
-        self.group = group
-        self.config = config or LitePullConsumerConfig()
-        if self.config.pull_batch_size < 1:
-            raise MQClientError(f"pull_batch_size {self.config.pull_batch_size} must be >= 1")
-        client_config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            client_config.namesrv_addr = namesrv_addr
-        self._own_instance = instance is None
-        self.instance = instance or MQClientInstance(client_config)
-        self.rebalance = Rebalance(
-            self.instance,
+        config = config or LitePullConsumerConfig()
+        # Checked before a client instance is made; an empty group is still reported first.
+        if group and config.pull_batch_size < 1:
+            raise MQClientError(f"pull_batch_size {config.pull_batch_size} must be >= 1")
+        super().__init__(
             group,
-            self.config.message_model,
-            self.config.allocate_strategy,
-            self.config.rebalance_interval_s,
-            self._apply_rebalance,
-            lambda topic: {mq for mq in self._states if mq.topic == topic},
+            config,
+            namesrv_addr=namesrv_addr,
+            client_config=client_config,
+            instance=instance,
+            apply=self._apply_rebalance,
+            owned=lambda topic: {mq for mq in self._states if mq.topic == topic},
         )
-        self.offset_store: OffsetStore
         self._assigned: set[MessageQueue] | None = None  # set once assign() is used
         self._states: dict[MessageQueue, _QueueState] = {}
         self._paused: set[MessageQueue] = set()
@@ -142,13 +136,6 @@ class LitePullConsumer:
         if self._assigned is not None:
             raise MQClientError("subscribe and assign cannot be mixed on one consumer")
         self.rebalance.subscribe(topic, expression)
-
-    def unsubscribe(self, topic: str) -> None:
-        self.rebalance.unsubscribe(topic)
-
-    @property
-    def subscriptions(self) -> dict[str, SubscriptionData]:
-        return self.rebalance.subscriptions
 
     def assign(self, queues: Iterable[MessageQueue]) -> None:
         """Consume exactly ``queues`` (all tags); no rebalance and no group membership."""
@@ -225,22 +212,6 @@ class LitePullConsumer:
             await self.instance.unregister_consumer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
-
-    # -- what the client instance asks (subscribe mode) -------------------------------------
-
-    def consumer_data(self) -> ConsumerData:
-        return self.rebalance.consumer_data(
-            ConsumeType.CONSUME_ACTIVELY, self.config.consume_from_where
-        )
-
-    def subscribed_topics(self) -> set[str]:
-        return set(self.subscriptions)
-
-    def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
-        self.rebalance.topic_queues[topic] = queues
-
-    def rebalance_now(self) -> None:
-        self.rebalance.wakeup()
 
     # -- rebalance ----------------------------------------------------------------------------
 

@@ -34,7 +34,12 @@ from orbitmq.protocol.header import (
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
-from orbitmq.remoting import ChannelContext, RemotingClient, RemotingError
+from orbitmq.remoting import (
+    ChannelContext,
+    CodeDispatchingProcessor,
+    RemotingClient,
+    RemotingError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +132,9 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._route_lock = asyncio.Lock()
-        self.remoting.register_processor(
-            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, _NotifyProcessor(self)
-        )
-        self.remoting.register_processor(
-            RequestCode.RESET_CONSUMER_CLIENT_OFFSET, _ResetOffsetProcessor(self)
-        )
+        client_remoting = _ClientRemotingProcessor(self)
+        for code in client_remoting.codes:
+            self.remoting.table.register_processor(code, client_remoting)
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -370,16 +372,24 @@ def subscribe_queues_of(topic: str, route: TopicRouteData) -> set[MessageQueue]:
     }
 
 
-class _NotifyProcessor:
-    """Answers NOTIFY_CONSUMER_IDS_CHANGED (40): the group's consumers changed, rebalance."""
+class _ClientRemotingProcessor(CodeDispatchingProcessor):
+    """Answers the requests brokers send to this client (RocketMQ's ClientRemotingProcessor):
+    NOTIFY_CONSUMER_IDS_CHANGED (40), the group's consumers changed, rebalance; and
+    RESET_CONSUMER_CLIENT_OFFSET (220), an admin moved the group's offsets, so the consumer
+    drops the topic's queues and starts them again from the new offsets. Owns the tasks of
+    resets under way; runs on the instance's event loop."""
 
     def __init__(self, instance: MQClientInstance) -> None:
         self._instance = instance
+        self._tasks: set[asyncio.Task[None]] = set()
+        super().__init__(
+            {
+                RequestCode.NOTIFY_CONSUMER_IDS_CHANGED: self._notify_consumer_ids_changed,
+                RequestCode.RESET_CONSUMER_CLIENT_OFFSET: self._reset_offset,
+            }
+        )
 
-    def reject_request(self) -> bool:
-        return False
-
-    async def process_request(
+    async def _notify_consumer_ids_changed(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand | None:
         header = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
@@ -387,23 +397,9 @@ class _NotifyProcessor:
         if consumer is not None:
             log.info("consumer ids of %s changed: rebalance", header.consumer_group)
             consumer.rebalance_now()
-        if request.is_oneway:
-            return None
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return _success(request)
 
-
-class _ResetOffsetProcessor:
-    """Answers RESET_CONSUMER_CLIENT_OFFSET (220): an admin moved the group's offsets; the
-    consumer drops the topic's queues and starts them again from the new offsets."""
-
-    def __init__(self, instance: MQClientInstance) -> None:
-        self._instance = instance
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    def reject_request(self) -> bool:
-        return False
-
-    async def process_request(
+    async def _reset_offset(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand | None:
         header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
@@ -415,6 +411,11 @@ class _ResetOffsetProcessor:
             task = asyncio.create_task(consumer.reset_offset(header.topic, offsets))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        if request.is_oneway:
-            return None
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return _success(request)
+
+
+def _success(request: RemotingCommand) -> RemotingCommand | None:
+    """SUCCESS, unless the broker sent the request oneway (it waits for nothing)."""
+    if request.is_oneway:
+        return None
+    return RemotingCommand.create_response(request, ResponseCode.SUCCESS)

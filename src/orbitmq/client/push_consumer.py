@@ -19,10 +19,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
 
 from orbitmq.client.broker_offsets import offset_store_for
+from orbitmq.client.consume_message_hook import ConsumeMessageContext, ConsumeMessageHook
 from orbitmq.client.consume_service import (
     ConcurrentConsumeService,
     ConsumeService,
@@ -32,18 +31,17 @@ from orbitmq.client.consumer_config import Listener, PushConsumerConfig
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.offset_store import (
-    OffsetStore,
     ReadOffsetType,
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.client.rebalance import Rebalance, start_offset
+from orbitmq.client.rebalance import start_offset
+from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
-from orbitmq.filter import SUB_ALL, SubscriptionData
+from orbitmq.filter import SUB_ALL
 from orbitmq.protocol import (
-    ConsumerData,
     ConsumeType,
     LockBatchRequestBody,
     MessageModel,
@@ -62,29 +60,12 @@ PULL_TIME_DELAY_WHEN_EXCEPTION_S = 3.0
 PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S = 0.05
 
 
-@dataclass
-class ConsumeMessageContext:
-    """What consume hooks see (RocketMQ's ConsumeMessageContext)."""
-
-    consumer_group: str
-    message_queue: MessageQueue
-    messages: Sequence[MessageExt]
-    success: bool = False
-    props: dict[str, str] = field(default_factory=dict)
-
-
-class ConsumeMessageHook(Protocol):
-    """Called around each listener call (R30)."""
-
-    def consume_message_before(self, context: ConsumeMessageContext) -> None: ...
-
-    def consume_message_after(self, context: ConsumeMessageContext) -> None: ...
-
-
-class PushConsumer:
+class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
     """Owns a consumer group's subscriptions, its share of the queues (rebalanced at start,
     every 20 s and when the broker says the group changed), a pull loop and a process queue
     per owned queue, the consume service and the offset store. One event loop."""
+
+    CONSUME_TYPE = ConsumeType.CONSUME_PASSIVELY
 
     def __init__(
         self,
@@ -95,27 +76,17 @@ class PushConsumer:
         config: PushConsumerConfig | None = None,
         instance: MQClientInstance | None = None,
     ) -> None:
-        if not group:
-            raise MQClientError("consumer group is empty")
-        self.group = group
-        self.config = config or PushConsumerConfig()
-        client_config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            client_config.namesrv_addr = namesrv_addr
-        self._own_instance = instance is None
-        self.instance = instance or MQClientInstance(client_config)
-        self.rebalance = Rebalance(
-            self.instance,
+        super().__init__(
             group,
-            self.config.message_model,
-            self.config.allocate_strategy,
-            self.config.rebalance_interval_s,
-            self._update_process_queues,
-            lambda topic: {mq for mq in self.process_queues if mq.topic == topic},
+            config or PushConsumerConfig(),
+            namesrv_addr=namesrv_addr,
+            client_config=client_config,
+            instance=instance,
+            apply=self._update_process_queues,
+            owned=lambda topic: {mq for mq in self.process_queues if mq.topic == topic},
         )
         self.process_queues: dict[MessageQueue, ProcessQueue] = {}
         self.hooks: list[ConsumeMessageHook] = []
-        self.offset_store: OffsetStore
         self._listener: Listener | None = None
         self._orderly = False
         self._consume_service: ConsumeService | None = None
@@ -129,13 +100,6 @@ class PushConsumer:
         """Consume ``topic``'s messages whose tag matches ``expression`` ("TagA || TagB",
         or "*" for all)."""
         self.rebalance.subscribe(topic, expression)
-
-    def unsubscribe(self, topic: str) -> None:
-        self.rebalance.unsubscribe(topic)
-
-    @property
-    def subscriptions(self) -> dict[str, SubscriptionData]:
-        return self.rebalance.subscriptions
 
     def register_listener(self, listener: Listener, *, orderly: bool = False) -> None:
         """``listener(messages, context)``: ``async def`` or a plain function (run on a thread
@@ -238,20 +202,6 @@ class PushConsumer:
             await self.instance.shutdown()
 
     # -- what the client instance asks ------------------------------------------------------
-
-    def consumer_data(self) -> ConsumerData:
-        return self.rebalance.consumer_data(
-            ConsumeType.CONSUME_PASSIVELY, self.config.consume_from_where
-        )
-
-    def subscribed_topics(self) -> set[str]:
-        return set(self.subscriptions)
-
-    def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
-        self.rebalance.topic_queues[topic] = queues
-
-    def rebalance_now(self) -> None:
-        self.rebalance.wakeup()
 
     async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
         """The broker reset the group's offsets in ``topic`` (an admin's reset by time): drop

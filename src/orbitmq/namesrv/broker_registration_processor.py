@@ -40,6 +40,14 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
     the ``RouteInfoManager``'s, the order-topic configuration the ``KVConfigManager``'s.
     Both are thread-safe, so requests may run concurrently."""
 
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.REGISTER_BROKER,
+            RequestCode.UNREGISTER_BROKER,
+            RequestCode.QUERY_DATA_VERSION,
+        }
+    )
+
     def __init__(self, routes: RouteInfoManager, kv_config: KVConfigManager) -> None:
         self._routes = routes
         self._kv_config = kv_config

@@ -3,6 +3,8 @@ GET_KVLIST_BY_NAMESPACE (the KV half of RocketMQ's ``DefaultRequestProcessor``).
 
 from __future__ import annotations
 
+from typing import Final
+
 from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.protocol import (
     DeleteKVConfigRequestHeader,
@@ -20,6 +22,15 @@ from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 class KVConfigProcessor(CodeDispatchingProcessor):
     """Answers the KV configuration codes. Owns no state (the table is the thread-safe
     ``KVConfigManager``'s), so requests may run concurrently."""
+
+    REQUEST_CODES: Final[frozenset[int]] = frozenset(
+        {
+            RequestCode.PUT_KV_CONFIG,
+            RequestCode.GET_KV_CONFIG,
+            RequestCode.DELETE_KV_CONFIG,
+            RequestCode.GET_KVLIST_BY_NAMESPACE,
+        }
+    )
 
     def __init__(self, kv_config: KVConfigManager) -> None:
         self._kv_config = kv_config

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from types import TracebackType
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.lifecycle import AsyncLifecycle
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
@@ -25,7 +25,7 @@ from orbitmq.remoting import RemotingServer, RequestProcessor
 log = logging.getLogger(__name__)
 
 
-class NamesrvController:
+class NamesrvController(AsyncLifecycle):
     """Owns one name server: its ``RouteInfoManager``, ``KVConfigManager``, processors,
     ``RemotingServer`` and the expiry scan task. Name servers share nothing: each
     controller is independent, and several may run in one process.
@@ -38,20 +38,35 @@ class NamesrvController:
         self.config = config or NamesrvConfig()
         self.route_info_manager = RouteInfoManager(clock)
         self.kv_config_manager = KVConfigManager(self.config.kv_config_path or None)
+        self._build_processors()
         self.remoting_server = RemotingServer(
             self.config.bind_address,
             self.config.listen_port,
             channel_max_idle_s=float(self.config.server_channel_max_idle_time_seconds),
         )
+        self.registrations = self._registration_table()
+        for code, processor in self.registrations:
+            self.remoting_server.table.register_processor(code, processor)
+        self.remoting_server.add_listener(BrokerHousekeepingService(self.route_info_manager))
         self._scan_task: asyncio.Task[None] | None = None
-        registration = BrokerRegistrationProcessor(self.route_info_manager, self.kv_config_manager)
-        routes = RouteQueryProcessor(
+
+    def _build_processors(self) -> None:
+        """One processor per family of request codes, over the two managers."""
+        self.broker_registration_processor = BrokerRegistrationProcessor(
+            self.route_info_manager, self.kv_config_manager
+        )
+        self.route_query_processor = RouteQueryProcessor(
             self.route_info_manager, self.kv_config_manager, self.config.order_message_enable
         )
-        kv_config = KVConfigProcessor(self.kv_config_manager)
-        # The routing table, in one place (RocketMQ routes all of these to its
-        # DefaultRequestProcessor; here each group has its own processor).
-        self.registrations: list[tuple[int, RequestProcessor]] = [
+        self.kv_config_processor = KVConfigProcessor(self.kv_config_manager)
+
+    def _registration_table(self) -> list[tuple[int, RequestProcessor]]:
+        """The routing table, in one place (RocketMQ routes all of these to its
+        DefaultRequestProcessor; here each group has its own processor). Every code runs
+        on the remoting server's public executor."""
+        registration = self.broker_registration_processor
+        routes, kv_config = self.route_query_processor, self.kv_config_processor
+        return [
             (RequestCode.REGISTER_BROKER, registration),
             (RequestCode.UNREGISTER_BROKER, registration),
             (RequestCode.QUERY_DATA_VERSION, registration),
@@ -71,9 +86,6 @@ class NamesrvController:
             (RequestCode.DELETE_KV_CONFIG, kv_config),
             (RequestCode.GET_KVLIST_BY_NAMESPACE, kv_config),
         ]
-        for code, processor in self.registrations:
-            self.remoting_server.register_processor(code, processor)
-        self.remoting_server.add_listener(BrokerHousekeepingService(self.route_info_manager))
 
     @property
     def port(self) -> int:
@@ -111,15 +123,3 @@ class NamesrvController:
     async def _scan_loop(self) -> None:
         interval_s = self.config.scan_not_active_broker_interval_ms / 1000
         await run_every(interval_s, self.scan_not_active_broker, "scanNotActiveBroker")
-
-    async def __aenter__(self) -> NamesrvController:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()

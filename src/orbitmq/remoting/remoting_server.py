@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl as ssl_module
-from types import TracebackType
 from typing import Final
 
 from orbitmq.common.errors import ConfigError
+from orbitmq.common.lifecycle import AsyncLifecycle
 from orbitmq.protocol import MAX_FRAME_BYTES
 from orbitmq.remoting.channel import DEFAULT_WRITE_BUFFER_HIGH_BYTES, Channel
 from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
@@ -24,7 +24,7 @@ DEFAULT_CHANNEL_MAX_IDLE_S: Final = 120.0
 DEFAULT_BACKLOG: Final = 1024
 
 
-class RemotingServer(ProcessorRegistry):
+class RemotingServer(ProcessorRegistry, AsyncLifecycle):
     """Owns a listening socket, the connections it accepted and its ``ProcessorTable``
     (RocketMQ's ``NettyRemotingServer``).
 
@@ -144,18 +144,6 @@ class RemotingServer(ProcessorRegistry):
                 await asyncio.wait(late, timeout=grace_s)
         await server.wait_closed()
         log.info("remoting server on port %s stopped", self._port)
-
-    async def __aenter__(self) -> RemotingServer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def _new_channel(self) -> Channel:
         return Channel(

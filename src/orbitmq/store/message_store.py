@@ -23,8 +23,11 @@ from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
 from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
 from orbitmq.store.commit_log import CommitLog
-from orbitmq.store.consume_queue import ConsumeQueue
-from orbitmq.store.dispatch_batch import DispatchBatch
+from orbitmq.store.commit_log_dispatcher import (
+    CommitLogDispatcherBuildConsumeQueue,
+    CommitLogDispatcherBuildIndex,
+)
+from orbitmq.store.consume_queue import ConsumeQueue, is_message_unit
 from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.store.flush_service import (
     FlushConsumeQueueService,
@@ -48,7 +51,6 @@ from orbitmq.store.reput_message_service import (
     ReputMessageService,
 )
 from orbitmq.store.running_flags import RunningFlags
-from orbitmq.store.schedule_message_service import ScheduleMessageService
 from orbitmq.store.store_checkpoint import StoreCheckpoint
 from orbitmq.store.store_lock import StoreLock
 
@@ -102,9 +104,11 @@ class MessageStore:
         #: The commit log's min offset at the last consume-queue clean-up.
         self._cleaned_at_min_phy_offset = -1
         self.index_service = IndexService(config, fs)
-        dispatchers: list[CommitLogDispatcher] = [_BuildConsumeQueue(self)]
+        dispatchers: list[CommitLogDispatcher] = [
+            CommitLogDispatcherBuildConsumeQueue(self.get_or_create_consume_queue, self.mark_dirty)
+        ]
         if config.message_index_enable:
-            dispatchers.append(_BuildIndex(self.index_service))
+            dispatchers.append(CommitLogDispatcherBuildIndex(self.index_service))
         self.reput_message_service = ReputMessageService(
             self.commit_log,
             dispatchers,
@@ -133,9 +137,6 @@ class MessageStore:
         self.clean_resource_service = CleanResourceService(
             config, self.clean_commit_log_service, self._clean_logic
         )
-        self.schedule_message_service: ScheduleMessageService | None = None
-        if config.broker_role is not BrokerRole.SLAVE:
-            self.schedule_message_service = ScheduleMessageService(self)
         #: Reads served, for the idle check of the page release (approximate across threads:
         #: only whether it moved matters).
         self.read_count = 0
@@ -184,8 +185,6 @@ class MessageStore:
         self._recover_topic_queue_table()
         # What recovery cut or rebuilt reaches the disk with the first flush round.
         self._unflushed_consume_queues.update(self.all_consume_queues())
-        if self.schedule_message_service is not None:
-            self.schedule_message_service.load()
         self.recovery_report = report
         return report
 
@@ -243,8 +242,6 @@ class MessageStore:
 
     def _services(self) -> Iterator[Service]:
         """Background services, in shutdown order: producers of writes before flushers."""
-        if self.schedule_message_service is not None:
-            yield self.schedule_message_service
         yield self.clean_resource_service
         yield self.reput_message_service
         if self.flush_real_time_service is not None:
@@ -495,6 +492,15 @@ class MessageStore:
         pickup = self.commit_log.pickup_store_timestamp
         return queue.find_offset(lambda offset, size: pickup(offset, size) >= timestamp)
 
+    def get_message_unit_in_queue(
+        self, topic: str, queue_id: int, offset: int
+    ) -> tuple[int, int, int] | None:
+        """(commit log offset, size, tag code) of the message at queue offset ``offset``;
+        None when nothing readable is there or the unit is a blank one."""
+        queue = self.find_consume_queue(topic, queue_id)
+        unit = queue.read_unit(offset) if queue is not None else None
+        return unit if unit is not None and is_message_unit(unit[0], unit[1]) else None
+
     def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
         queue = self.find_consume_queue(topic, queue_id)
         unit = queue.read_unit(offset) if queue is not None else None
@@ -576,51 +582,3 @@ def _record_has_key(record: memoryview, topic: str, key: str) -> bool:
     if message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) == key:
         return True
     return key in message.properties.get(mc.PROPERTY_KEYS, "").split(mc.KEY_SEPARATOR)
-
-
-class _BuildConsumeQueue:
-    """Writes the consume-queue units of plain and committed messages."""
-
-    def __init__(self, store: MessageStore):
-        self._store = store
-
-    def dispatch(self, batch: DispatchBatch) -> None:
-        get_queue = self._store.get_or_create_consume_queue
-        mark_dirty = self._store.mark_dirty
-        visible = batch.visible()
-        topics = batch.topics
-        queue_ids = batch.queue_ids
-        queue_offsets = batch.queue_offsets
-        count = len(topics)
-        start = 0
-        while start < count:
-            if not visible[start]:  # prepared and rolled-back halves stay invisible
-                start += 1
-                continue
-            topic, queue_id = topics[start], queue_ids[start]
-            end = start + 1
-            while (
-                end < count
-                and visible[end]
-                and queue_ids[end] == queue_id
-                and queue_offsets[end] == queue_offsets[end - 1] + 1
-                and topics[end] == topic
-            ):
-                end += 1
-            queue = get_queue(topic, queue_id)
-            queue.put_units(
-                queue_offsets[start],
-                batch.commit_log_offsets[start:end],
-                batch.sizes[start:end],
-                batch.tags_codes[start:end],
-            )
-            mark_dirty(queue)
-            start = end
-
-
-class _BuildIndex:
-    def __init__(self, index_service: IndexService):
-        self._index_service = index_service
-
-    def dispatch(self, batch: DispatchBatch) -> None:
-        self._index_service.build_index(batch)

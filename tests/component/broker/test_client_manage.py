@@ -75,7 +75,7 @@ async def consumer_client() -> AsyncIterator[tuple[RemotingClient, NotifyRecorde
     """A second connection (another consumer process) that records notifications."""
     remoting_client = RemotingClient(connect_timeout_s=2.0)
     recorder = NotifyRecorder()
-    remoting_client.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, recorder)
+    remoting_client.table.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, recorder)
     yield remoting_client, recorder
     await remoting_client.close()
 

@@ -38,7 +38,7 @@ async def test_malformed_bytes_close_only_that_connection(
     listener = RecordingListener()
 
     def setup(server: RemotingServer) -> None:
-        server.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        server.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
         server.add_listener(listener)
 
     server = await server_factory(setup)

@@ -53,7 +53,7 @@ async def test_an_idle_connection_is_closed_and_listeners_hear_it(
     client.add_listener(client_side)
 
     def setup(server: RemotingServer) -> None:
-        server.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        server.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
         server.add_listener(listener)
 
     server = await server_factory(setup, channel_max_idle_s=0.2)
@@ -84,7 +84,7 @@ async def test_listeners_hear_connect_and_close_with_the_same_context(
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
 
     def setup(server: RemotingServer) -> None:
-        server.register_processor(RequestCode.HEART_BEAT, FuncProcessor(remember))
+        server.table.register_processor(RequestCode.HEART_BEAT, FuncProcessor(remember))
         server.add_listener(listener)
 
     server = await server_factory(setup)
@@ -105,7 +105,7 @@ async def test_no_answer_in_time_is_a_timeout(
     server_factory: ServerFactory, client: RemotingClient
 ) -> None:
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(_never))
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(_never))
     )
 
     with pytest.raises(RemotingTimeoutError) as caught:
@@ -139,7 +139,9 @@ async def test_a_lost_connection_fails_waiting_requests(
             return
         ctx.close()
 
-    server = await server_factory(lambda s: s.register_default_processor(FuncProcessor(hang_up)))
+    server = await server_factory(
+        lambda s: s.table.register_default_processor(FuncProcessor(hang_up))
+    )
     waiting = asyncio.ensure_future(
         client.invoke(_addr(server), RemotingCommand.create_request(RequestCode.PULL_MESSAGE), 5)
     )
@@ -155,14 +157,14 @@ async def test_the_client_reconnects_after_the_server_restarts(
     server_factory: ServerFactory, client: RemotingClient
 ) -> None:
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
     )
     port = server.port
     await client.invoke(_addr(server), RemotingCommand.create_request(34), 5)
     await server.stop()
 
     restarted = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor()), port=port
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, echo_processor()), port=port
     )
     response = await client.invoke(_addr(restarted), RemotingCommand.create_request(34), 5)
 
@@ -180,7 +182,7 @@ async def test_stop_lets_requests_in_progress_answer(
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.SEND_MESSAGE, FuncProcessor(slow))
+        lambda s: s.table.register_processor(RequestCode.SEND_MESSAGE, FuncProcessor(slow))
     )
     call = asyncio.ensure_future(
         client.invoke(_addr(server), RemotingCommand.create_request(10), 5)
@@ -206,7 +208,7 @@ async def test_stop_cancels_requests_that_outlive_the_grace(
             cancelled.set()
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(endless))
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(endless))
     )
     call = asyncio.ensure_future(
         client.invoke(_addr(server), RemotingCommand.create_request(11), 5)
@@ -225,7 +227,7 @@ async def test_a_closed_client_refuses_requests(
     server_factory: ServerFactory, client: RemotingClient
 ) -> None:
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
     )
     await client.close()
 
@@ -279,7 +281,7 @@ async def test_an_answer_to_a_request_given_up_is_dropped_quietly(
     arrived, release = asyncio.Event(), asyncio.Event()
     processor = _held_pull_server(arrived, release)
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, processor)
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, processor)
     )
     with LogRecordWaiter("orbitmq.remoting.channel") as log:
         pull = asyncio.ensure_future(
@@ -301,7 +303,7 @@ async def test_a_late_answer_to_a_timed_out_request_is_still_a_warning(
     arrived, release = asyncio.Event(), asyncio.Event()
     processor = _held_pull_server(arrived, release)
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, processor)
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, processor)
     )
     client = RemotingClient(close_socket_if_timeout=False)
     try:

@@ -19,7 +19,7 @@ def _addr(server: RemotingServer) -> str:
 
 
 def _with_echo(server: RemotingServer) -> None:
-    server.register_processor(RequestCode.HEART_BEAT, echo_processor())
+    server.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
 
 
 @pytest.mark.parametrize("serialize_type", list(SerializeType), ids=lambda t: t.name)
@@ -52,7 +52,7 @@ async def test_one_connection_per_address_is_reused(
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, FuncProcessor(record))
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, FuncProcessor(record))
     )
     await asyncio.gather(
         *(
@@ -87,7 +87,7 @@ async def test_concurrent_requests_answered_out_of_order_keep_their_opaques(
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS, body=name.encode())
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(held))
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(held))
     )
     requests = [
         RemotingCommand.create_request(RequestCode.PULL_MESSAGE, {"i": str(i)})
@@ -115,7 +115,7 @@ async def test_a_oneway_request_is_processed_and_never_answered(
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
 
     def setup(server: RemotingServer) -> None:
-        server.register_processor(RequestCode.UNREGISTER_CLIENT, FuncProcessor(answer_anyway))
+        server.table.register_processor(RequestCode.UNREGISTER_CLIENT, FuncProcessor(answer_anyway))
         _with_echo(server)
 
     server = await server_factory(setup)
@@ -142,7 +142,7 @@ async def test_client_oneway_reaches_the_processor(
         received.set_result(request)
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.UNREGISTER_CLIENT, FuncProcessor(take))
+        lambda s: s.table.register_processor(RequestCode.UNREGISTER_CLIENT, FuncProcessor(take))
     )
     request = RemotingCommand.create_request(RequestCode.UNREGISTER_CLIENT, {"clientID": "c9"})
 
@@ -157,7 +157,7 @@ async def test_the_default_processor_answers_codes_without_their_own(
     server_factory: ServerFactory, client: RemotingClient
 ) -> None:
     def setup(server: RemotingServer) -> None:
-        server.register_default_processor(echo_processor())
+        server.table.register_default_processor(echo_processor())
 
     server = await server_factory(setup)
     request = RemotingCommand.create_request(RequestCode.GET_BROKER_RUNTIME_INFO, body=b"x")
@@ -181,7 +181,7 @@ async def test_a_processor_may_answer_later_through_the_context(
         parked_event.set()
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(park))
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(park))
     )
     request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE)
     call = asyncio.ensure_future(client.invoke(_addr(server), request, 5))

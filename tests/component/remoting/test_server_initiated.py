@@ -35,7 +35,7 @@ async def _connected_context(
         return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, FuncProcessor(heartbeat))
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, FuncProcessor(heartbeat))
     )
     addr = f"127.0.0.1:{server.port}"
     await client.invoke(addr, RemotingCommand.create_request(RequestCode.HEART_BEAT), 5)
@@ -56,8 +56,8 @@ async def test_server_sends_oneway_and_request_over_the_client_connection(
             request, ResponseCode.SUCCESS, ext_fields={"state": "COMMIT"}, body=request.body
         )
 
-    client.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, FuncProcessor(notify))
-    client.register_processor(RequestCode.CHECK_TRANSACTION_STATE, FuncProcessor(check))
+    client.table.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, FuncProcessor(notify))
+    client.table.register_processor(RequestCode.CHECK_TRANSACTION_STATE, FuncProcessor(check))
     _, ctx = await _connected_context(server_factory, client)
 
     ctx.invoke_oneway(
@@ -99,7 +99,7 @@ async def test_server_invoke_times_out_or_fails_when_the_client_goes(
     async def hold(ctx: ChannelContext, request: RemotingCommand) -> None:
         held.set()
 
-    client.register_processor(RequestCode.CHECK_TRANSACTION_STATE, FuncProcessor(hold))
+    client.table.register_processor(RequestCode.CHECK_TRANSACTION_STATE, FuncProcessor(hold))
     _, ctx = await _connected_context(server_factory, client)
 
     with pytest.raises(RemotingTimeoutError):

@@ -31,7 +31,7 @@ async def test_an_unknown_code_is_not_supported(
     server_factory: ServerFactory, client: RemotingClient, serialize_type: SerializeType
 ) -> None:
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
     )
     request = RemotingCommand.create_request(9999)
     request.serialize_type = serialize_type
@@ -51,7 +51,7 @@ async def test_a_processor_exception_is_a_system_error_with_its_text(
         raise ValueError("boom in the processor")
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.SEND_MESSAGE, FuncProcessor(broken))
+        lambda s: s.table.register_processor(RequestCode.SEND_MESSAGE, FuncProcessor(broken))
     )
     request = RemotingCommand.create_request(RequestCode.SEND_MESSAGE)
 
@@ -83,7 +83,7 @@ async def test_a_full_request_queue_answers_system_busy(
     processor = FuncProcessor(blocked)
     executor = RequestExecutor("send", capacity=2)
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.SEND_MESSAGE, processor, executor)
+        lambda s: s.table.register_processor(RequestCode.SEND_MESSAGE, processor, executor)
     )
     calls = [
         asyncio.ensure_future(
@@ -131,7 +131,7 @@ async def test_an_executor_bounds_concurrency_and_is_shared_between_codes(
 
     def setup(server: RemotingServer) -> None:
         for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
-            server.register_processor(code, FuncProcessor(counted), executor)
+            server.table.register_processor(code, FuncProcessor(counted), executor)
 
     server = await server_factory(setup)
     calls = [
@@ -151,7 +151,7 @@ async def test_a_rejecting_processor_answers_system_busy(
 ) -> None:
     processor = FuncProcessor(echo, reject=True)
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, processor)
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, processor)
     )
     request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE)
 
@@ -173,8 +173,8 @@ async def test_oneway_requests_get_no_system_answers(
         raise RuntimeError("oneway failure")
 
     def setup(server: RemotingServer) -> None:
-        server.register_processor(RequestCode.UNREGISTER_CLIENT, FuncProcessor(broken))
-        server.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        server.table.register_processor(RequestCode.UNREGISTER_CLIENT, FuncProcessor(broken))
+        server.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
 
     server = await server_factory(setup)
     raw = await raw_factory(server)
@@ -198,7 +198,7 @@ async def test_a_response_too_large_for_a_frame_is_a_system_error(
         )
 
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(oversize))
+        lambda s: s.table.register_processor(RequestCode.PULL_MESSAGE, FuncProcessor(oversize))
     )
 
     response = await client.invoke(_addr(server), RemotingCommand.create_request(11), 5)
@@ -213,7 +213,7 @@ async def test_an_unsupported_code_warns_once_per_code_and_connection(
     # A client pointed at the wrong kind of server repeats the same code: one line about it
     # per connection, not an ERROR per request.
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor())
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, echo_processor())
     )
     caplog.set_level(logging.DEBUG, logger="orbitmq.remoting.processor_table")
     first, second = RemotingClient(), RemotingClient()

@@ -54,7 +54,7 @@ async def test_a_request_over_tls(
     server_context.load_cert_chain(cert, key)
     client_context = ssl.create_default_context(cafile=str(cert))
     server = await server_factory(
-        lambda s: s.register_processor(RequestCode.HEART_BEAT, echo_processor()),
+        lambda s: s.table.register_processor(RequestCode.HEART_BEAT, echo_processor()),
         ssl=server_context,
     )
     addr = f"127.0.0.1:{server.port}"

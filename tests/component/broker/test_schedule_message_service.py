@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
 
+import pytest
+
+from orbitmq.broker import BrokerConfig, BrokerController, ScheduleMessageService
 from orbitmq.common import MessageExtBrokerInner, decode_message
 from orbitmq.common import message_const as mc
+from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
-from orbitmq.store import GetMessageStatus, MessageStore
+from orbitmq.store import BrokerRole, GetMessageStatus, MessageStore
 from orbitmq.testing import ManualClock
 from tests.conftest import StoreFactory
 from tests.support import make_message, small_config
@@ -30,6 +35,19 @@ def _delayed(
     )
 
 
+def _schedule(store: MessageStore, clock: Clock = SYSTEM_CLOCK) -> ScheduleMessageService:
+    """The service as the broker makes it, with delayOffset.json loaded."""
+    service = ScheduleMessageService(
+        store,
+        store.delay_levels_ms,
+        store.config.config_file("delayOffset"),
+        clock=clock,
+        persist_interval_ms=store.config.flush_delay_offset_interval,
+    )
+    service.load()
+    return service
+
+
 def _bodies(store: MessageStore, topic: str = "RealTopic", queue_id: int = 1) -> list[bytes]:
     got = store.get_message("g", topic, queue_id, 0, 32)
     return [decode_message(b).body for b in got.message_buffers]
@@ -38,8 +56,7 @@ def _bodies(store: MessageStore, topic: str = "RealTopic", queue_id: int = 1) ->
 def test_a_message_arrives_in_its_real_topic_when_due(store_factory: StoreFactory) -> None:
     clock = ManualClock(START_MS)
     store = store_factory(clock=clock, start=False)
-    schedule = store.schedule_message_service
-    assert schedule is not None
+    schedule = _schedule(store, clock)
     assert store.put_message(_delayed(2, b"in-5s")).is_ok
     store.reput_message_service.do_reput()
 
@@ -71,8 +88,7 @@ def test_levels_deliver_independently_and_in_order(store_factory: StoreFactory) 
     for body, level in ((b"a-10s", 3), (b"b-1s", 1), (b"c-1s", 1), (b"d-10s", 3)):
         assert store.put_message(_delayed(level, body)).is_ok
     store.reput_message_service.do_reput()
-    schedule = store.schedule_message_service
-    assert schedule is not None
+    schedule = _schedule(store, clock)
     clock.advance(1000)
     schedule.deliver_due()
     store.reput_message_service.do_reput()
@@ -94,18 +110,18 @@ def test_progress_survives_a_restart_without_delivering_twice(
     assert store.put_message(_delayed(4, b"later")).is_ok
     store.reput_message_service.do_reput()
     clock.advance(1000)
-    assert store.schedule_message_service is not None
-    store.schedule_message_service.deliver_due()
-    store.schedule_message_service.persist()
+    schedule = _schedule(store, clock)
+    schedule.deliver_due()
+    schedule.persist()
     store.shutdown()
     saved = json.loads((root / "config" / "delayOffset.json").read_text())
     assert saved == {"offsetTable": {"1": 1, "4": 0}}
 
     reopened = store_factory(root, clock=clock, start=False)
-    assert reopened.schedule_message_service is not None
-    assert reopened.schedule_message_service.offset_table == {1: 1, 4: 0}
+    reopened_schedule = _schedule(reopened, clock)
+    assert reopened_schedule.offset_table == {1: 1, 4: 0}
     clock.advance(30_000)
-    reopened.schedule_message_service.deliver_due()
+    reopened_schedule.deliver_due()
     reopened.reput_message_service.do_reput()
     assert _bodies(reopened) == [b"once", b"later"]
 
@@ -116,8 +132,7 @@ def test_a_delivery_time_beyond_the_level_is_treated_as_now(store_factory: Store
     assert store.put_message(_delayed(1, b"from-the-future")).is_ok
     store.reput_message_service.do_reput()
     clock.set(START_MS)  # the clock stepped back an hour: due time is far beyond 1 s
-    assert store.schedule_message_service is not None
-    store.schedule_message_service.deliver_due()
+    _schedule(store, clock).deliver_due()
     store.reput_message_service.do_reput()
     assert _bodies(store) == [b"from-the-future"]
 
@@ -132,6 +147,8 @@ def test_the_running_service_delivers_on_its_own(tmp_path: Path) -> None:
     store = MessageStore(small_config(tmp_path / "store"), message_arriving_listener=listener)
     store.load()
     store.start()
+    schedule = _schedule(store)
+    schedule.start()
     try:
         assert store.put_message(_delayed(1, b"auto")).is_ok
         assert store.get_max_offset_in_queue("RealTopic", 1) == 0
@@ -139,4 +156,52 @@ def test_the_running_service_delivers_on_its_own(tmp_path: Path) -> None:
         assert _bodies(store) == [b"auto"]
         assert store.get_max_offset_in_queue(RMQ_SYS_SCHEDULE_TOPIC, 0) == 1
     finally:
+        schedule.shutdown()
         store.shutdown()
+
+
+async def test_the_broker_runs_the_schedule_and_a_restart_resumes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualClock(START_MS)
+    store_config = small_config(tmp_path / "store")
+
+    def make_broker() -> BrokerController:
+        config = BrokerConfig(broker_name="broker-a", broker_ip1="127.0.0.1", listen_port=0)
+        return BrokerController(config, store_config, clock=clock)
+
+    broker = make_broker()
+    await broker.start()
+    try:
+        arrived = threading.Event()
+        hold_service = broker.pull_request_hold_service
+        message_arriving = hold_service.message_arriving
+
+        def watch(topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]) -> None:
+            message_arriving(topic, queue_id, max_offset, tags_codes)
+            if topic == "RealTopic":
+                arrived.set()
+
+        monkeypatch.setattr(hold_service, "message_arriving", watch)
+        assert broker.message_store.put_message(_delayed(1, b"once")).is_ok
+        clock.advance(1000)
+        assert await asyncio.to_thread(arrived.wait, 10), "not delivered within 10 s"
+    finally:
+        await broker.stop()
+    saved = json.loads((tmp_path / "store" / "config" / "delayOffset.json").read_text())
+    assert saved == {"offsetTable": {"1": 1}}
+
+    reopened = make_broker()
+    await reopened.start()
+    try:
+        assert reopened.schedule_message_service is not None
+        assert reopened.schedule_message_service.offset_table == {1: 1}
+        assert _bodies(reopened.message_store) == [b"once"]
+    finally:
+        await reopened.stop()
+
+
+def test_a_slave_broker_has_no_schedule(tmp_path: Path) -> None:
+    config = BrokerConfig(broker_name="broker-a", broker_ip1="127.0.0.1", listen_port=0)
+    slave = BrokerController(config, small_config(tmp_path / "store", broker_role=BrokerRole.SLAVE))
+    assert slave.schedule_message_service is None

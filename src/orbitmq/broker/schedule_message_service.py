@@ -1,30 +1,29 @@
 """ScheduleMessageService: delivers delayed messages when their time comes (R33).
 
-A message sent with delay level L is stored in SCHEDULE_TOPIC_XXXX, queue L - 1, with its
-real topic and queue in REAL_TOPIC / REAL_QID; its consume-queue tag code is the delivery
-time. This service walks each level's queue in order, and once a message is due, stores it
-again in its real topic (DELAY removed) and moves that level's offset on. Offsets are kept in
-config/delayOffset.json, so a restart neither loses nor repeats more than the last interval.
+The broker owns it (as RocketMQ 5 does) and drives the store through ``ScheduleStore``, the
+few reads and the put it needs. A message sent with delay level L is stored in
+SCHEDULE_TOPIC_XXXX, queue L - 1, with its real topic and queue in REAL_TOPIC / REAL_QID; its
+consume-queue tag code is the delivery time. This service walks each level's queue in order,
+and once a message is due, stores it again in its real topic (DELAY removed) and moves that
+level's offset on. Offsets are kept in config/delayOffset.json, so a restart neither loses nor
+repeats more than the last interval.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from orbitmq.common import message_const as mc
+from orbitmq.common.clock import Clock
 from orbitmq.common.config_file import ConfigFile
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message import MessageExt, MessageExtBrokerInner
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
-from orbitmq.store.consume_queue import ConsumeQueue, is_message_unit
-from orbitmq.store.put_message_result import PutMessageStatus
-
-if TYPE_CHECKING:
-    from orbitmq.store.message_store import MessageStore
+from orbitmq.store import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +54,49 @@ def message_timeup(message: MessageExt) -> MessageExtBrokerInner | None:
     )
 
 
+class ScheduleStore(Protocol):
+    """What delivery needs of the store (``MessageStore`` is one): a level queue's bounds
+    and message units, the record a unit points to, and a put."""
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int: ...
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int: ...
+
+    def get_message_unit_in_queue(
+        self, topic: str, queue_id: int, offset: int
+    ) -> tuple[int, int, int] | None: ...
+
+    def select_one_message_by_offset(
+        self, commit_log_offset: int, size: int | None = None
+    ) -> memoryview | None: ...
+
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult: ...
+
+
 class ScheduleMessageService(Service):
-    """Owns the delivery offset of every delay level and the thread that delivers.
+    """Owns the delivery offset of every delay level (config/delayOffset.json) and the
+    thread that delivers.
 
     ``deliver_due`` may also be called directly (tests, a stopped service); the offset table
-    is only touched from one thread at a time.
+    is only touched from one thread at a time. ``clock.now_ms`` decides what is due,
+    ``clock.monotonic`` when the offsets are persisted.
     """
 
-    def __init__(self, store: MessageStore):
+    def __init__(
+        self,
+        store: ScheduleStore,
+        delay_levels_ms: Sequence[int],
+        offset_file: str,
+        *,
+        clock: Clock,
+        persist_interval_ms: int,
+    ):
         super().__init__()
         self._store = store
-        self._levels_ms = store.delay_levels_ms
-        self._file = ConfigFile(store.config.config_file("delayOffset"))
+        self._levels_ms = delay_levels_ms
+        self._file = ConfigFile(offset_file)
+        self._clock = clock
+        self._persist_interval_s = persist_interval_ms / 1000
         self.offset_table: dict[int, int] = {}
         self._persisted: dict[int, int] = {}
 
@@ -89,23 +119,28 @@ class ScheduleMessageService(Service):
     def deliver_due(self) -> float | None:
         """Deliver every due message of every level; seconds until the next waiting one is
         due (None when none waits). A failed delivery is retried after a short while."""
-        now = self._store.clock.now_ms()
+        now = self._clock.now_ms()
         waits = []
         for level in range(1, len(self._levels_ms) + 1):
-            queue = self._store.find_consume_queue(RMQ_SYS_SCHEDULE_TOPIC, level - 1)
-            wait_ms = self._deliver_level(level, queue, now) if queue is not None else None
+            wait_ms = self._deliver_level(level, now)
             if wait_ms is not None:
                 waits.append(wait_ms)
         return max(min(waits), 0) / 1000 if waits else None
 
-    def _deliver_level(self, level: int, queue: ConsumeQueue, now: int) -> float | None:
+    def _deliver_level(self, level: int, now: int) -> float | None:
         """Deliver the due messages of one level; ms until its next message is due."""
-        offset = max(self.offset_table.get(level, 0), queue.min_offset_in_queue)
-        end = queue.max_offset_in_queue
+        store, queue_id = self._store, level - 1
+        end = store.get_max_offset_in_queue(RMQ_SYS_SCHEDULE_TOPIC, queue_id)
+        if end == 0:
+            return None  # the level's queue was never written: no offset to record
+        offset = max(
+            self.offset_table.get(level, 0),
+            store.get_min_offset_in_queue(RMQ_SYS_SCHEDULE_TOPIC, queue_id),
+        )
         wait_ms: float | None = None
         while offset < end:
-            unit = queue.read_unit(offset)
-            if unit is None or not is_message_unit(unit[0], unit[1]):
+            unit = store.get_message_unit_in_queue(RMQ_SYS_SCHEDULE_TOPIC, queue_id, offset)
+            if unit is None:
                 offset += 1
                 continue
             # A time further out than the level's delay (a clock that jumped) means now.
@@ -142,17 +177,16 @@ class ScheduleMessageService(Service):
         return False
 
     def run(self) -> None:
-        interval_s = self._store.config.flush_delay_offset_interval / 1000
-        last_persist = time.monotonic()
+        last_persist = self._clock.monotonic()
         while not self.is_stopped():
             try:
                 wait_s = self.deliver_due()
             except OSError:
                 log.exception("delayed delivery failed; retrying")
                 wait_s = DELAY_FOR_A_WHILE_S
-            if time.monotonic() - last_persist >= interval_s:
+            if self._clock.monotonic() - last_persist >= self._persist_interval_s:
                 self.persist()
-                last_persist = time.monotonic()
+                last_persist = self._clock.monotonic()
             # New delayed messages may arrive at any time: poll as RocketMQ does.
             self.wait_for_running(
                 min(wait_s, DELAY_FOR_A_WHILE_S) if wait_s else DELAY_FOR_A_WHILE_S

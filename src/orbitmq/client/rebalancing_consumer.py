@@ -1,0 +1,81 @@
+"""``RebalancingConsumer``: what the push and lite pull consumers share as members of a
+consumer group: the client instance, the ``Rebalance`` of their subscriptions, the offset
+store, and the answers the instance asks of every consumer (RocketMQ's MQConsumerInner)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import ClassVar, Generic, TypeVar
+
+from orbitmq.client.consumer_config import ConsumerConfig
+from orbitmq.client.errors import MQClientError
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.offset_store import OffsetStore
+from orbitmq.client.rebalance import Rebalance
+from orbitmq.common import MessageQueue
+from orbitmq.filter import SubscriptionData
+from orbitmq.protocol import ConsumerData, ConsumeType
+
+_ConfigT = TypeVar("_ConfigT", bound=ConsumerConfig)
+
+
+class RebalancingConsumer(Generic[_ConfigT]):
+    """Owns a consumer's group name, configuration, ``Rebalance`` and offset store (set at
+    start), and its MQClientInstance unless one is given. ``apply`` takes each rebalance
+    round's new share, ``owned`` answers the queues of a topic the consumer holds. One
+    event loop."""
+
+    #: How the heartbeat describes this kind of consumer.
+    CONSUME_TYPE: ClassVar[ConsumeType]
+
+    def __init__(
+        self,
+        group: str,
+        config: _ConfigT,
+        *,
+        namesrv_addr: str | None,
+        client_config: ClientConfig | None,
+        instance: MQClientInstance | None,
+        apply: Callable[[set[MessageQueue]], Awaitable[None]],
+        owned: Callable[[str], set[MessageQueue]],
+    ) -> None:
+        if not group:
+            raise MQClientError("consumer group is empty")
+        self.group = group
+        self.config = config
+        client_config = client_config or ClientConfig()
+        if namesrv_addr is not None:
+            client_config.namesrv_addr = namesrv_addr
+        self._own_instance = instance is None
+        self.instance = instance or MQClientInstance(client_config)
+        self.rebalance = Rebalance(
+            self.instance,
+            group,
+            config.message_model,
+            config.allocate_strategy,
+            config.rebalance_interval_s,
+            apply,
+            owned,
+        )
+        self.offset_store: OffsetStore
+
+    def unsubscribe(self, topic: str) -> None:
+        self.rebalance.unsubscribe(topic)
+
+    @property
+    def subscriptions(self) -> dict[str, SubscriptionData]:
+        return self.rebalance.subscriptions
+
+    # -- what the client instance asks ------------------------------------------------------
+
+    def consumer_data(self) -> ConsumerData:
+        return self.rebalance.consumer_data(self.CONSUME_TYPE, self.config.consume_from_where)
+
+    def subscribed_topics(self) -> set[str]:
+        return set(self.subscriptions)
+
+    def update_topic_subscribe_info(self, topic: str, queues: set[MessageQueue]) -> None:
+        self.rebalance.topic_queues[topic] = queues
+
+    def rebalance_now(self) -> None:
+        self.rebalance.wakeup()
