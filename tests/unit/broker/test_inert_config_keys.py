@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from orbitmq.broker import INERT_BROKER_KEYS, BrokerConfig, load_broker_config, warn_inert_keys
+from orbitmq.cli.servers import embedded_config
 from orbitmq.common.config_binding import snake_case
 from tests.support import REPO_ROOT
 
@@ -82,3 +83,17 @@ def test_operations_md_lists_exactly_the_inert_keys() -> None:
         section.append(line)
     listed = [m.group(1) for m in map(LISTED_KEY.match, section) if m]
     assert sorted(listed) == sorted(INERT_BROKER_KEYS)
+
+
+def test_orbitmq_start_warns_once_for_its_broker_conf(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text("brokerName=broker-b\nwaitTimeMillsInSendQueue=100\n")
+    with caplog.at_level(logging.WARNING):
+        embedded = embedded_config(str(conf), str(tmp_path / "data"))
+    assert embedded.broker.broker_name == "broker-b"  # the file is read once, for both
+    assert _warnings(caplog) == [
+        "broker.conf keys accepted but not in effect yet: waitTimeMillsInSendQueue; "
+        "see docs/operations.md"
+    ]
