@@ -15,6 +15,7 @@ from orbitmq.broker.consumer_manager import (
     ConsumerManager,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.inert_config_keys import INERT_BROKER_KEYS, warn_inert_keys
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
@@ -31,6 +32,7 @@ from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 
 __all__ = [
+    "INERT_BROKER_KEYS",
     "REBALANCE_LOCK_MAX_LIVE_TIME_MS",
     "AdminBrokerProcessor",
     "BrokerConfig",
@@ -59,4 +61,5 @@ __all__ = [
     "SubscriptionGroupManager",
     "TopicConfigManager",
     "load_broker_config",
+    "warn_inert_keys",
 ]

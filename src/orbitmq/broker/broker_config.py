@@ -84,11 +84,14 @@ class BrokerConfig:
 
 @dataclass(slots=True)
 class BrokerStartupConfig:
-    """Everything a broker starts with: its settings, its store's, and the keys it ignored."""
+    """Everything a broker starts with: its settings, its store's, the keys it ignored, and
+    every key broker.conf set (empty without a file), for whoever must tell a key set in the
+    file from a default."""
 
     broker: BrokerConfig
     store: MessageStoreConfig
     unknown_keys: list[str]
+    keys: frozenset[str] = frozenset()
 
 
 def load_broker_config(
@@ -105,16 +108,19 @@ def load_broker_config(
     broker = BrokerConfig(namesrv_addr=environ.get(NAMESRV_ADDR_ENV))
     store = MessageStoreConfig()
     unknown: list[str] = []
+    keys: frozenset[str] = frozenset()
     if path is not None:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read the broker config {path}: {exc.strerror}") from exc
-        unknown = bind_properties(parse_properties(text), [broker, store])
+        properties = parse_properties(text)
+        keys = frozenset(properties)
+        unknown = bind_properties(properties, [broker, store])
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
     _check(broker, store)
-    return BrokerStartupConfig(broker, store, unknown)
+    return BrokerStartupConfig(broker, store, unknown, keys)
 
 
 def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import click
 
-from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
+from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config, warn_inert_keys
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
 from orbitmq.common.errors import ConfigError
-from orbitmq.common.java_properties import parse_properties
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv import NamesrvConfig, NamesrvController, load_namesrv_config
 from orbitmq.protocol import DEFAULT_BROKER_PORT, DEFAULT_NAMESRV_PORT
@@ -128,6 +127,7 @@ def broker(
         startup = load_broker_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
+    warn_inert_keys(startup.keys)
     broker_config, store_config = startup.broker, startup.store
     if listen_port is not None:
         broker_config.listen_port = listen_port
@@ -172,11 +172,9 @@ def embedded_config(
 ) -> EmbeddedConfig:
     """``orbitmq start``'s settings: the embedded defaults, under broker.conf if given (every
     key in the file wins over the defaults), under the command-line options."""
-    keys: set[str] = set()
     startup = load_broker_config(config_path, environ={})
-    if config_path is not None:
-        with contextlib.suppress(OSError):  # read fine just above
-            keys = set(parse_properties(Path(config_path).read_text(encoding="utf-8")))
+    keys = startup.keys
+    warn_inert_keys(keys)
     broker_config, store_config = startup.broker, startup.store
     if "brokerName" not in keys:
         broker_config.broker_name = DEFAULT_BROKER_NAME
