@@ -8,13 +8,12 @@ import asyncio
 import logging
 from typing import Any
 
-from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
+from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_manager import (
     ClientChannelInfo,
     ConsumerManager,
     subscription_from_heartbeat,
 )
-from orbitmq.broker.perm_name import build_topic_sys_flag
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -30,6 +29,8 @@ from orbitmq.protocol import (
     loads_body,
 )
 from orbitmq.protocol.header import UnregisterClientRequestHeader
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
+from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
 log = logging.getLogger(__name__)

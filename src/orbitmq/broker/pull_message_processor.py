@@ -12,7 +12,6 @@ from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
-from orbitmq.broker.perm_name import is_readable
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -29,6 +28,12 @@ from orbitmq.filter import (
 )
 from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, ResponseCode
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
+from orbitmq.protocol.perm_name import is_readable
+from orbitmq.protocol.pull_sys_flag import (
+    has_commit_offset_flag,
+    has_subscription_flag,
+    has_suspend_flag,
+)
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import (
     BrokerRole,
@@ -43,13 +48,6 @@ log = logging.getLogger(__name__)
 
 FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 MASTER_ID: Final = 0
-
-# PullSysFlag bits.
-FLAG_COMMIT_OFFSET: Final = 0x1
-FLAG_SUSPEND: Final = 0x1 << 1
-FLAG_SUBSCRIPTION: Final = 0x1 << 2
-FLAG_CLASS_FILTER: Final = 0x1 << 3
-FLAG_LITE_PULL_MESSAGE: Final = 0x1 << 4
 
 #: GetMessageStatus -> response code, as PullMessageProcessor's switch answers. The two
 #: statuses that depend on the requested offset are handled in ``_status_code``.
@@ -196,14 +194,14 @@ class PullMessageProcessor:
         )
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
-            if header.sys_flag & FLAG_SUSPEND:
+            if has_suspend_flag(header.sys_flag):
                 self._suspend(ctx, request, header, subscription, message_filter)
                 answer = None
         elif response.code == ResponseCode.PULL_OFFSET_MOVED:
             await self._record_offset_moved(header, result.next_begin_offset)
         if (
             broker_allow_suspend
-            and header.sys_flag & FLAG_COMMIT_OFFSET
+            and has_commit_offset_flag(header.sys_flag)
             and self.store_config.broker_role is not BrokerRole.SLAVE
         ):
             self.consumer_offset_manager.commit_offset(
@@ -278,7 +276,7 @@ class PullMessageProcessor:
     def _subscription(
         self, header: PullMessageRequestHeader, response: RemotingCommand
     ) -> SubscriptionData | None:
-        if header.sys_flag & FLAG_SUBSCRIPTION:
+        if has_subscription_flag(header.sys_flag):
             try:
                 subscription = build_subscription(
                     header.topic, header.subscription, header.expression_type, header.sub_version

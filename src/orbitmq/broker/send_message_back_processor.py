@@ -14,8 +14,7 @@ import logging
 import random
 from typing import Final
 
-from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
-from orbitmq.broker.perm_name import build_topic_sys_flag, is_writeable
+from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP, FAQ_SUGGESTION
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
@@ -25,6 +24,8 @@ from orbitmq.common.topic import dlq_topic, retry_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
+from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore, PutMessageStatus
 

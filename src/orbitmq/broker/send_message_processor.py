@@ -9,8 +9,7 @@ import logging
 import random
 from typing import Final
 
-from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
-from orbitmq.broker.perm_name import build_topic_sys_flag, is_writeable
+from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
@@ -36,6 +35,8 @@ from orbitmq.protocol.header import (
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
+from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore, MessageStoreConfig, PutMessageResult, PutMessageStatus
 
