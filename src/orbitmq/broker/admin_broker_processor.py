@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable
 from typing import Final
 
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
-from orbitmq.common.topic import TOPIC_MAX_LENGTH, is_system_topic
+from orbitmq.common.topic import is_system_topic, validate_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import (
     LockBatchRequestBody,
@@ -45,17 +44,11 @@ from orbitmq.store.message_store_config import BrokerRole
 
 log = logging.getLogger(__name__)
 
-#: RocketMQ 4.9.8's remarks (TopicValidator, AdminBrokerProcessor.validateSlave).
-TOPIC_BLANK_REMARK: Final = "The specified topic is blank."
-TOPIC_ILLEGAL_REMARK: Final = (
-    "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-)
-TOPIC_TOO_LONG_REMARK: Final = "The specified topic is longer than topic max length."
+#: RocketMQ 4.9.8's remark (AdminBrokerProcessor.validateSlave).
 SLAVE_REMARK: Final = (
     "Can't modify topic or subscription group from slave broker, "
     "please execute it from master broker."
 )
-_LEGAL_TOPIC: Final = re.compile(r"[%|a-zA-Z0-9_-]+")
 
 
 def system_topic_remark(topic: str) -> str:
@@ -144,12 +137,9 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         """RocketMQ's validateSlave, validateTopic and isSystemTopic checks, in its order."""
         if self.broker_role is BrokerRole.SLAVE:
             return _error(request, SLAVE_REMARK)
-        if not topic.strip():
-            return _error(request, TOPIC_BLANK_REMARK)
-        if _LEGAL_TOPIC.fullmatch(topic) is None:
-            return _error(request, TOPIC_ILLEGAL_REMARK)
-        if len(topic) > TOPIC_MAX_LENGTH:
-            return _error(request, TOPIC_TOO_LONG_REMARK)
+        problem = validate_topic(topic)
+        if problem is not None:
+            return _error(request, problem.remark)
         # RocketMQ's TopicConfigManager adds the broker's own topics (cluster name, broker
         # name, reply topic...) to TopicValidator's system set.
         if is_system_topic(topic) or topic in self.topic_config_manager.system_topics:

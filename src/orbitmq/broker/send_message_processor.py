@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import random
 from typing import Final
@@ -25,8 +24,8 @@ from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.topic import (
     DLQ_GROUP_TOPIC_PREFIX,
     RETRY_GROUP_TOPIC_PREFIX,
-    TOPIC_MAX_LENGTH,
     send_forbidden_remark,
+    validate_topic,
 )
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig, TopicFilterType
@@ -47,9 +46,6 @@ FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further 
 DLQ_NUMS_PER_GROUP: Final = 1
 #: RocketMQ's ``BrokerConfig.regionId`` default and ``traceOn`` default, sent on every answer.
 DEFAULT_REGION: Final = "DefaultRegion"
-_VALID_TOPIC_CHARS: Final = frozenset(
-    "%|abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-)
 
 
 def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[int, str | None]]:
@@ -86,19 +82,6 @@ def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[i
         ),
         PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
     }
-
-
-@functools.lru_cache(maxsize=4096)
-def topic_check_remark(topic: str) -> str | None:
-    """``TopicValidator.validateTopic``'s remark for a bad topic name, or None. Cached:
-    every send asks, about the same few names, and the check walks every character."""
-    if not topic.strip():
-        return "The specified topic is blank."
-    if any(c not in _VALID_TOPIC_CHARS for c in topic):
-        return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    if len(topic) > TOPIC_MAX_LENGTH:
-        return "The specified topic is longer than topic max length."
-    return None
 
 
 class SendMessageProcessor:
@@ -206,9 +189,9 @@ class SendMessageProcessor:
                 f"the broker[{self.broker_config.broker_ip1}] sending message is forbidden",
             )
             return None
-        problem = topic_check_remark(topic)
+        problem = validate_topic(topic)
         if problem is not None:
-            _fail(response, ResponseCode.SYSTEM_ERROR, problem)
+            _fail(response, ResponseCode.SYSTEM_ERROR, problem.remark)
             return None
         forbidden = send_forbidden_remark(topic)
         if forbidden is not None:
