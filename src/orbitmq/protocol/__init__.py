@@ -1,5 +1,9 @@
 """Sans-IO RocketMQ remoting: frames, JSON and binary headers, request and response codes.
-No sockets here: ``orbitmq.remoting`` moves the bytes."""
+No sockets here: ``orbitmq.remoting`` moves the bytes.
+
+What two of namesrv, broker and client need of the wire (codes, headers, bodies, the
+PermName / TopicSysFlag / PullSysFlag bits) lives here, once, since those three never import
+each other (docs/design/layers.md)."""
 
 from orbitmq.protocol.body import (
     EXPRESSION_TYPE_TAG,
