@@ -102,14 +102,18 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
     ) -> RemotingCommand:
         header = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.store.get_max_offset_in_queue(header.topic, header.queue_id)
-        return _success(request, GetMaxOffsetResponseHeader(offset=offset).to_ext_fields())
+        return RemotingCommand.create_success(
+            request, ext_fields=GetMaxOffsetResponseHeader(offset=offset).to_ext_fields()
+        )
 
     async def get_min_offset(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.store.get_min_offset_in_queue(header.topic, header.queue_id)
-        return _success(request, GetMinOffsetResponseHeader(offset=offset).to_ext_fields())
+        return RemotingCommand.create_success(
+            request, ext_fields=GetMinOffsetResponseHeader(offset=offset).to_ext_fields()
+        )
 
     async def search_offset_by_timestamp(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -119,7 +123,9 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         offset = await asyncio.to_thread(
             self.store.get_offset_in_queue_by_time, header.topic, header.queue_id, header.timestamp
         )
-        return _success(request, SearchOffsetResponseHeader(offset=offset).to_ext_fields())
+        return RemotingCommand.create_success(
+            request, ext_fields=SearchOffsetResponseHeader(offset=offset).to_ext_fields()
+        )
 
     async def get_earliest_msg_storetime(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -129,21 +135,25 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             self.store.get_earliest_message_time, header.topic, header.queue_id
         )
         response_header = GetEarliestMsgStoretimeResponseHeader(timestamp=timestamp)
-        return _success(request, response_header.to_ext_fields())
+        return RemotingCommand.create_success(request, ext_fields=response_header.to_ext_fields())
 
     # -- topics --------------------------------------------------------------------------
 
     def _refuse_topic(self, request: RemotingCommand, topic: str) -> RemotingCommand | None:
         """RocketMQ's validateSlave, validateTopic and isSystemTopic checks, in its order."""
         if self.broker_role is BrokerRole.SLAVE:
-            return _error(request, SLAVE_REMARK)
+            return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, SLAVE_REMARK)
         problem = validate_topic(topic)
         if problem is not None:
-            return _error(request, problem.remark)
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, problem.remark
+            )
         # RocketMQ's TopicConfigManager adds the broker's own topics (cluster name, broker
         # name, reply topic...) to TopicValidator's system set.
         if is_system_topic(topic) or topic in self.topic_config_manager.system_topics:
-            return _error(request, system_topic_remark(topic))
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, system_topic_remark(topic)
+            )
         return None
 
     async def update_and_create_topic(
@@ -167,7 +177,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             await asyncio.to_thread(self.topic_config_manager.update_topic_config, topic_config)
         if self.on_topic_changed is not None:
             self.on_topic_changed(topic_config)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
@@ -178,7 +188,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             return refused
         async with self._topic_change_lock:
             await asyncio.to_thread(self._delete_topic, topic)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     def _delete_topic(self, topic: str) -> None:
         self.topic_config_manager.delete_topic_config(topic)
@@ -193,9 +203,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         wrapper = self.topic_config_manager.build_topic_config_serialize_wrapper()
-        return RemotingCommand.create_response(
-            request, ResponseCode.SUCCESS, body=wrapper.to_json()
-        )
+        return RemotingCommand.create_success(request, body=wrapper.to_json())
 
     # -- queue locks ---------------------------------------------------------------------
 
@@ -205,21 +213,11 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             body.consumer_group, body.mq_set, body.client_id
         )
         response_body = LockBatchResponseBody(lock_ok_mq_set=locked)
-        return RemotingCommand.create_response(
-            request, ResponseCode.SUCCESS, body=response_body.to_json()
-        )
+        return RemotingCommand.create_success(request, body=response_body.to_json())
 
     async def unlock_batch_mq(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         body = UnlockBatchRequestBody.from_json(request.body)
         self.rebalance_lock_manager.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
-
-
-def _success(request: RemotingCommand, ext_fields: dict[str, str]) -> RemotingCommand:
-    return RemotingCommand.create_response(request, ResponseCode.SUCCESS, ext_fields=ext_fields)
-
-
-def _error(request: RemotingCommand, remark: str) -> RemotingCommand:
-    return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, remark)
+        return RemotingCommand.create_success(request)

@@ -91,7 +91,7 @@ class ClientManageProcessor(CodeDispatchingProcessor):
             self.producer_manager.register_producer(
                 producer.group_name, _channel_info(ctx, request, heartbeat.client_id)
             )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def _group_config(self, group: str) -> SubscriptionGroupConfig | None:
         manager = self.subscription_group_manager
@@ -130,17 +130,17 @@ class ClientManageProcessor(CodeDispatchingProcessor):
                 else True
             )
             self.consumer_manager.unregister_consumer(header.consumer_group, ctx, notify_enable)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def check_client_config(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         subscription = _check_body_subscription(request.body)
         if subscription is None:
-            return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
         expression_type = subscription.get("expressionType")
         if not isinstance(expression_type, str) or is_tag_type(expression_type):
-            return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
         # With enablePropertyFilter RocketMQ compiles the expression here; the SQL92 filter
         # is not in the broker yet, so every non-TAG expression is refused either way.
         return RemotingCommand.create_response(

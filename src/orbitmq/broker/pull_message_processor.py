@@ -27,6 +27,7 @@ from orbitmq.filter import (
     is_tag_type,
 )
 from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, ResponseCode
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
 from orbitmq.protocol.pull_sys_flag import (
@@ -46,7 +47,6 @@ from orbitmq.store import (
 
 log = logging.getLogger(__name__)
 
-FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 MASTER_ID: Final = 0
 
 #: GetMessageStatus -> response code, as PullMessageProcessor's switch answers. The two
@@ -219,8 +219,7 @@ class PullMessageProcessor:
         """Permissions, group, topic, queue id and subscription, as RocketMQ checks them
         before reading; None with ``response`` filled when the pull is refused."""
         if not is_readable(self.broker_config.broker_permission):
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] pulling message is forbidden",
             )
@@ -232,36 +231,32 @@ class PullMessageProcessor:
             # Auto-creating a group saves subscriptionGroup.json: keep it off the loop.
             group_config = await asyncio.to_thread(manager.find_subscription_group_config, group)
         if group_config is None:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group [{group}] does not exist, {FAQ_SUGGESTION}",
             )
             return None
         if not group_config.consume_enable:
-            _fail(
-                response, ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}"
+            response.set_code_and_remark(
+                ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}"
             )
             return None
         topic_config = self.topic_config_manager.select_topic_config(header.topic)
         if topic_config is None:
             log.error("the topic %s not exist, consumer: %s", header.topic, ctx.remote_address)
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.TOPIC_NOT_EXIST,
                 f"topic[{header.topic}] not exist, apply first please! {FAQ_SUGGESTION}",
             )
             return None
         if not is_readable(topic_config.perm):
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the topic[{header.topic}] pulling message is forbidden",
             )
             return None
         if not 0 <= header.queue_id < topic_config.read_queue_nums:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SYSTEM_ERROR,
                 f"queueId[{header.queue_id}] is illegal, topic:[{header.topic}] "
                 f"topicConfig.readQueueNums:[{topic_config.read_queue_nums}] "
@@ -287,8 +282,7 @@ class PullMessageProcessor:
                     header.subscription,
                     header.consumer_group,
                 )
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.SUBSCRIPTION_PARSE_FAILED,
                     "parse the consumer's subscription failed",
                 )
@@ -302,15 +296,13 @@ class PullMessageProcessor:
             if found is None:
                 # Without a heartbeat registry there is no group info at all.
                 what = "subscription" if self.find_subscription is not None else "group info"
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.SUBSCRIPTION_NOT_EXIST,
                     f"the consumer's {what} not exist{FAQ_SUGGESTION}",
                 )
                 return None
             if found.sub_version < header.sub_version:
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.SUBSCRIPTION_NOT_LATEST,
                     "the consumer's subscription not latest",
                 )
@@ -318,8 +310,7 @@ class PullMessageProcessor:
             subscription = found
         if not is_tag_type(subscription.expression_type):
             # SQL92 filtering comes with the filter package; until then it is refused.
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SYSTEM_ERROR,
                 "The broker does not support consumer to filter message by "
                 f"{subscription.expression_type}",
@@ -377,8 +368,3 @@ class PullMessageProcessor:
             message_filter,
         )
         self.pull_request_hold_service.suspend_pull_request(header.topic, header.queue_id, held)
-
-
-def _fail(response: RemotingCommand, code: int, remark: str) -> None:
-    response.code = code
-    response.remark = remark

@@ -54,8 +54,8 @@ class QueryMessageProcessor(CodeDispatchingProcessor):
             index_last_update_phyoffset=last_phy_offset,
         )
         if body:
-            return RemotingCommand.create_response(
-                request, ResponseCode.SUCCESS, ext_fields=response_header.to_ext_fields(), body=body
+            return RemotingCommand.create_success(
+                request, ext_fields=response_header.to_ext_fields(), body=body
             )
         return RemotingCommand.create_response(
             request,
@@ -84,4 +84,4 @@ class QueryMessageProcessor(CodeDispatchingProcessor):
                 ResponseCode.SYSTEM_ERROR,
                 f"can not find message by the offset, {header.offset}",
             )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS, body=bytes(record))
+        return RemotingCommand.create_success(request, body=bytes(record))

@@ -15,7 +15,7 @@ import random
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP, FAQ_SUGGESTION
+from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.common import MessageExtBrokerInner, message_properties_to_string
@@ -23,6 +23,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.common.topic import dlq_topic, retry_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
 from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
@@ -62,20 +63,20 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             self.subscription_group_manager.find_subscription_group_config, group
         )
         if group_config is None:
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group not exist, {group} {FAQ_SUGGESTION}",
             )
         if not is_writeable(self.broker_config.broker_permission):
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] sending message is forbidden",
             )
         if group_config.retry_queue_nums <= 0:
             # The group does not retry: the message is dropped, as RocketMQ does.
-            return _answer(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
 
         new_topic = retry_topic(group)
         queue_id = self._random.randrange(99_999_999) % group_config.retry_queue_nums
@@ -84,9 +85,11 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             new_topic, group_config.retry_queue_nums, topic_sys_flag
         )
         if topic_config is None:
-            return _answer(request, ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist"
+            )
         if not is_writeable(topic_config.perm):
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.NO_PERMISSION,
                 f"the topic[{new_topic}] sending message is forbidden",
@@ -94,7 +97,7 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
 
         msg_ext = self.store.look_message_by_offset(header.offset)
         if msg_ext is None:
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.SYSTEM_ERROR,
                 f"look message by offset failed, {header.offset}",
@@ -112,7 +115,9 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             queue_id = self._random.randrange(99_999_999) % DLQ_NUMS_PER_GROUP
             topic_config = await self._create_topic(new_topic, DLQ_NUMS_PER_GROUP, 0)
             if topic_config is None:
-                return _answer(request, ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+                return RemotingCommand.create_response(
+                    request, ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist"
+                )
             msg_ext.delay_time_level = 0
         else:
             if delay_level == 0:
@@ -136,7 +141,7 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
         )
         result = await self.store.async_put_message(inner)
         if result.status is PutMessageStatus.PUT_OK:
-            return _answer(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
         log.warning(
             "send back of %s for %s failed: %s %s",
             msg_ext.msg_id,
@@ -144,7 +149,9 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             result.status.name,
             result.remark,
         )
-        return _answer(request, ResponseCode.SYSTEM_ERROR, result.status.name)
+        return RemotingCommand.create_response(
+            request, ResponseCode.SYSTEM_ERROR, result.status.name
+        )
 
     async def _create_topic(
         self, topic: str, queue_nums: int, topic_sys_flag: int
@@ -160,7 +167,3 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             )
         except InvalidTopicError:
             return None
-
-
-def _answer(request: RemotingCommand, code: int, remark: str | None = None) -> RemotingCommand:
-    return RemotingCommand.create_response(request, code, remark)

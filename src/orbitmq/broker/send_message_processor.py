@@ -29,6 +29,7 @@ from orbitmq.common.topic import (
 )
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig, TopicFilterType
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
@@ -41,7 +42,6 @@ from orbitmq.store import MessageStore, MessageStoreConfig, PutMessageResult, Pu
 
 log = logging.getLogger(__name__)
 
-FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 #: RocketMQ's ``MixAll.DLQ_NUMS_PER_GROUP``.
 DLQ_NUMS_PER_GROUP: Final = 1
 #: RocketMQ's ``BrokerConfig.regionId`` default and ``traceOn`` default, sent on every answer.
@@ -153,8 +153,7 @@ class SendMessageProcessor:
         """The half message a transactional send (one message, or a batch staged whole)
         stores; None, with ``response`` filled, when it may not be stored."""
         if self.broker_config.reject_transaction_message:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] sending transaction message "
                 "is forbidden",
@@ -162,8 +161,7 @@ class SendMessageProcessor:
             return None
         if not isinstance(msg, MessageExtBatch):
             if mc.PROPERTY_HALF_BATCH in msg.properties:
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.MESSAGE_ILLEGAL,
                     f"the property {mc.PROPERTY_HALF_BATCH} is the broker's to set",
                 )
@@ -172,7 +170,9 @@ class SendMessageProcessor:
         try:
             return self.transactions.batch_to_half(msg)
         except MessageFormatError as exc:
-            _fail(response, ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is refused: {exc}")
+            response.set_code_and_remark(
+                ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is refused: {exc}"
+            )
             return None
 
     async def _msg_check(
@@ -183,36 +183,33 @@ class SendMessageProcessor:
         topic = header.topic
         manager = self.topic_config_manager
         if not is_writeable(self.broker_config.broker_permission) and manager.is_order_topic(topic):
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] sending message is forbidden",
             )
             return None
         problem = validate_topic(topic)
         if problem is not None:
-            _fail(response, ResponseCode.SYSTEM_ERROR, problem.remark)
+            response.set_code_and_remark(ResponseCode.SYSTEM_ERROR, problem.remark)
             return None
         forbidden = send_forbidden_remark(topic)
         if forbidden is not None:
             # Only the broker writes these (schedule, transactions); its own writes go to
             # the store directly, never through this processor.
-            _fail(response, ResponseCode.NO_PERMISSION, forbidden)
+            response.set_code_and_remark(ResponseCode.NO_PERMISSION, forbidden)
             return None
         topic_config = manager.select_topic_config(topic)
         if topic_config is None:
             topic_config = await self._create_topic(ctx, header)
             if topic_config is None:
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.TOPIC_NOT_EXIST,
                     f"topic[{topic}] not exist, apply first please!{FAQ_SUGGESTION}",
                 )
                 return None
         valid = max(topic_config.write_queue_nums, topic_config.read_queue_nums)
         if header.queue_id >= valid:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SYSTEM_ERROR,
                 f"request queueId[{header.queue_id}] is illegal, {topic_config} "
                 f"Producer: {ctx.remote_address}",
@@ -300,8 +297,7 @@ class SendMessageProcessor:
             self.subscription_group_manager.find_subscription_group_config, group
         )
         if group_config is None:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group not exist, {group} {FAQ_SUGGESTION}",
             )
@@ -359,8 +355,3 @@ def parse_send_header(request: RemotingCommand) -> SendMessageRequestHeader:
 
 def _is_prepared(msg: MessageExtBrokerInner) -> bool:
     return msg.properties.get(mc.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true"
-
-
-def _fail(response: RemotingCommand, code: int, remark: str) -> None:
-    response.code = code
-    response.remark = remark

@@ -21,6 +21,7 @@ import orjson
 
 from orbitmq.protocol.errors import ProtocolError
 from orbitmq.protocol.language_code import LanguageCode
+from orbitmq.protocol.response_code import ResponseCode
 
 #: RocketMQ's frame limit (Netty's maxFrameLength): the length field and what it counts.
 MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
@@ -88,6 +89,23 @@ class RemotingCommand:
             body=body,
             serialize_type=request.serialize_type,
         )
+
+    @classmethod
+    def create_success(
+        cls,
+        request: RemotingCommand,
+        *,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+    ) -> RemotingCommand:
+        """The SUCCESS answer to ``request``, with the response header's fields and a body."""
+        return cls.create_response(request, ResponseCode.SUCCESS, ext_fields=ext_fields, body=body)
+
+    def set_code_and_remark(self, code: int, remark: str | None) -> None:
+        """Turns this response into the answer ``code`` with ``remark``: a processor that
+        builds its response first fills it in this way when a check refuses the request."""
+        self.code = code
+        self.remark = remark
 
     @property
     def is_response(self) -> bool:
