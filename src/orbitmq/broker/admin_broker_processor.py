@@ -103,7 +103,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         header = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.store.get_max_offset_in_queue(header.topic, header.queue_id)
         return RemotingCommand.create_success(
-            request, ext_fields=GetMaxOffsetResponseHeader(offset=offset).to_ext_fields()
+            request, header=GetMaxOffsetResponseHeader(offset=offset)
         )
 
     async def get_min_offset(
@@ -112,7 +112,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         header = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.store.get_min_offset_in_queue(header.topic, header.queue_id)
         return RemotingCommand.create_success(
-            request, ext_fields=GetMinOffsetResponseHeader(offset=offset).to_ext_fields()
+            request, header=GetMinOffsetResponseHeader(offset=offset)
         )
 
     async def search_offset_by_timestamp(
@@ -124,7 +124,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             self.store.get_offset_in_queue_by_time, header.topic, header.queue_id, header.timestamp
         )
         return RemotingCommand.create_success(
-            request, ext_fields=SearchOffsetResponseHeader(offset=offset).to_ext_fields()
+            request, header=SearchOffsetResponseHeader(offset=offset)
         )
 
     async def get_earliest_msg_storetime(
@@ -135,7 +135,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             self.store.get_earliest_message_time, header.topic, header.queue_id
         )
         response_header = GetEarliestMsgStoretimeResponseHeader(timestamp=timestamp)
-        return RemotingCommand.create_success(request, ext_fields=response_header.to_ext_fields())
+        return RemotingCommand.create_success(request, header=response_header)
 
     # -- topics --------------------------------------------------------------------------
 

@@ -99,4 +99,4 @@ class ConsumerManageProcessor(CodeDispatchingProcessor):
                 )
             offset = 0
         response_header = QueryConsumerOffsetResponseHeader(offset=offset)
-        return RemotingCommand.create_success(request, ext_fields=response_header.to_ext_fields())
+        return RemotingCommand.create_success(request, header=response_header)

@@ -54,9 +54,7 @@ class QueryMessageProcessor(CodeDispatchingProcessor):
             index_last_update_phyoffset=last_phy_offset,
         )
         if body:
-            return RemotingCommand.create_success(
-                request, ext_fields=response_header.to_ext_fields(), body=body
-            )
+            return RemotingCommand.create_success(request, header=response_header, body=body)
         return RemotingCommand.create_response(
             request,
             ResponseCode.QUERY_NOT_FOUND,

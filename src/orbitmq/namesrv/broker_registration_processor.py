@@ -83,7 +83,7 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
         order_topics = self._kv_config.get_kv_list_by_namespace(NAMESPACE_ORDER_TOPIC_CONFIG)
         return RemotingCommand.create_success(
             request,
-            ext_fields=response_header.to_ext_fields(),
+            header=response_header,
             body=b"" if order_topics is None else order_topics.to_json(),
         )
 
@@ -107,6 +107,6 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
         current = self._routes.query_broker_topic_config(header.broker_addr)
         return RemotingCommand.create_success(
             request,
-            ext_fields=QueryDataVersionResponseHeader(changed=changed).to_ext_fields(),
+            header=QueryDataVersionResponseHeader(changed=changed),
             body=b"" if current is None else current.to_json(),
         )

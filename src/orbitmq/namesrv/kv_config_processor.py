@@ -48,7 +48,7 @@ class KVConfigProcessor(CodeDispatchingProcessor):
             )
         return RemotingCommand.create_success(
             request,
-            ext_fields=GetKVConfigResponseHeader(value=value).to_ext_fields(),
+            header=GetKVConfigResponseHeader(value=value),
         )
 
     async def _delete(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

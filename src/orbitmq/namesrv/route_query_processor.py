@@ -125,8 +125,8 @@ class RouteQueryProcessor(CodeDispatchingProcessor):
         header = WipeWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
         count = self._routes.wipe_write_perm_of_broker(header.broker_name)
         _log_write_perm_change("wipe", header.broker_name, ctx, count)
-        ext = WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count).to_ext_fields()
-        return RemotingCommand.create_success(request, ext_fields=ext)
+        response_header = WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count)
+        return RemotingCommand.create_success(request, response_header)
 
     async def _add_write_perm_of_broker(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -134,8 +134,8 @@ class RouteQueryProcessor(CodeDispatchingProcessor):
         header = AddWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
         count = self._routes.add_write_perm_of_broker(header.broker_name)
         _log_write_perm_change("add", header.broker_name, ctx, count)
-        ext = AddWritePermOfBrokerResponseHeader(add_topic_count=count).to_ext_fields()
-        return RemotingCommand.create_success(request, ext_fields=ext)
+        response_header = AddWritePermOfBrokerResponseHeader(add_topic_count=count)
+        return RemotingCommand.create_success(request, response_header)
 
 
 def _log_write_perm_change(change: str, broker_name: str, ctx: ChannelContext, count: int) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Final
 import orjson
 
 from orbitmq.protocol.errors import ProtocolError
+from orbitmq.protocol.header.command_header import CommandHeader
 from orbitmq.protocol.language_code import LanguageCode
 from orbitmq.protocol.response_code import ResponseCode
 
@@ -94,11 +95,12 @@ class RemotingCommand:
     def create_success(
         cls,
         request: RemotingCommand,
-        *,
-        ext_fields: dict[str, str] | None = None,
+        header: CommandHeader | None = None,
         body: bytes = b"",
     ) -> RemotingCommand:
-        """The SUCCESS answer to ``request``, with the response header's fields and a body."""
+        """The SUCCESS answer to ``request``, with its response header's fields (RocketMQ's
+        custom header) and a body."""
+        ext_fields = None if header is None else header.to_ext_fields()
         return cls.create_response(request, ResponseCode.SUCCESS, ext_fields=ext_fields, body=body)
 
     def set_code_and_remark(self, code: int, remark: str | None) -> None:

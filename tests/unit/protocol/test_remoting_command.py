@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from orbitmq.protocol import (
     MAX_FRAME_BYTES,
     FrameDecoder,
+    GetMaxOffsetResponseHeader,
     LanguageCode,
     ProtocolError,
     RemotingCommand,
@@ -105,7 +106,9 @@ def test_response_keeps_opaque_and_serialize_type() -> None:
 
 def test_success_response_carries_fields_and_body() -> None:
     request = RemotingCommand.create_request(RequestCode.GET_MAX_OFFSET)
-    response = RemotingCommand.create_success(request, ext_fields={"offset": "7"}, body=b"{}")
+    response = RemotingCommand.create_success(
+        request, GetMaxOffsetResponseHeader(offset=7), body=b"{}"
+    )
     assert response.code == ResponseCode.SUCCESS
     assert response.opaque == request.opaque and response.is_response
     assert (response.remark, response.ext_fields, response.body) == (None, {"offset": "7"}, b"{}")
