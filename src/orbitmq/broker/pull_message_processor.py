@@ -26,7 +26,7 @@ from orbitmq.filter import (
     build_subscription,
     is_tag_type,
 )
-from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, ResponseCode
+from orbitmq.protocol import MASTER_ID, OffsetMovedEvent, RemotingCommand, ResponseCode
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
@@ -47,7 +47,6 @@ from orbitmq.store import (
 
 log = logging.getLogger(__name__)
 
-MASTER_ID: Final = 0
 
 #: GetMessageStatus -> response code, as PullMessageProcessor's switch answers. The two
 #: statuses that depend on the requested offset are handled in ``_status_code``.

@@ -44,8 +44,6 @@ log = logging.getLogger(__name__)
 
 #: RocketMQ's ``MixAll.DLQ_NUMS_PER_GROUP``.
 DLQ_NUMS_PER_GROUP: Final = 1
-#: RocketMQ's ``BrokerConfig.regionId`` default and ``traceOn`` default, sent on every answer.
-DEFAULT_REGION: Final = "DefaultRegion"
 
 
 def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[int, str | None]]:
@@ -123,7 +121,8 @@ class SendMessageProcessor:
     ) -> RemotingCommand | None:
         header = parse_send_header(request)
         response = RemotingCommand.create_response(request, -1)
-        response.ext_fields[mc.PROPERTY_MSG_REGION] = DEFAULT_REGION
+        # RocketMQ's BrokerConfig regionId and traceOn defaults, sent on every answer.
+        response.ext_fields[mc.PROPERTY_MSG_REGION] = mc.DEFAULT_TRACE_REGION_ID
         response.ext_fields[mc.PROPERTY_TRACE_SWITCH] = "true"
         topic_config = await self._msg_check(ctx, header, response)
         if topic_config is None:
