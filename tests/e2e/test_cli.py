@@ -10,9 +10,9 @@ from pathlib import Path
 
 from orbitmq.common import decode_message_id, decode_messages
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode, TopicRouteData
+from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import (
-    SUBSCRIPTION,
     pull_request,
     send_header,
     send_request,
@@ -29,7 +29,7 @@ async def send_and_pull(namesrv: str, broker: str) -> None:
         )
         header = sent_header(await client.invoke(broker, request, 5.0))
         assert decode_message_id(header.msg_id)[0][1] == int(broker.rsplit(":", 1)[1])
-        pull = pull_request("CliTopic", header.queue_id, 0, sys_flag=SUBSCRIPTION)
+        pull = pull_request("CliTopic", header.queue_id, 0, sys_flag=FLAG_SUBSCRIPTION)
         response = await client.invoke(broker, pull, 5.0)
         assert response.code == ResponseCode.SUCCESS, response.remark
         assert [m.body for m in decode_messages(response.body)] == [b"hello cli"]

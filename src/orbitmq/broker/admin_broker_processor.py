@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable
 from typing import Final
 
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
-from orbitmq.common.topic import TOPIC_MAX_LENGTH, is_system_topic
+from orbitmq.common.topic import is_system_topic, validate_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import (
     LockBatchRequestBody,
@@ -45,17 +44,11 @@ from orbitmq.store.message_store_config import BrokerRole
 
 log = logging.getLogger(__name__)
 
-#: RocketMQ 4.9.8's remarks (TopicValidator, AdminBrokerProcessor.validateSlave).
-TOPIC_BLANK_REMARK: Final = "The specified topic is blank."
-TOPIC_ILLEGAL_REMARK: Final = (
-    "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-)
-TOPIC_TOO_LONG_REMARK: Final = "The specified topic is longer than topic max length."
+#: RocketMQ 4.9.8's remark (AdminBrokerProcessor.validateSlave).
 SLAVE_REMARK: Final = (
     "Can't modify topic or subscription group from slave broker, "
     "please execute it from master broker."
 )
-_LEGAL_TOPIC: Final = re.compile(r"[%|a-zA-Z0-9_-]+")
 
 
 def system_topic_remark(topic: str) -> str:
@@ -123,14 +116,18 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
     ) -> RemotingCommand:
         header = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.store.get_max_offset_in_queue(header.topic, header.queue_id)
-        return _success(request, GetMaxOffsetResponseHeader(offset=offset).to_ext_fields())
+        return RemotingCommand.create_success(
+            request, header=GetMaxOffsetResponseHeader(offset=offset)
+        )
 
     async def get_min_offset(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.store.get_min_offset_in_queue(header.topic, header.queue_id)
-        return _success(request, GetMinOffsetResponseHeader(offset=offset).to_ext_fields())
+        return RemotingCommand.create_success(
+            request, header=GetMinOffsetResponseHeader(offset=offset)
+        )
 
     async def search_offset_by_timestamp(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -140,7 +137,9 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         offset = await asyncio.to_thread(
             self.store.get_offset_in_queue_by_time, header.topic, header.queue_id, header.timestamp
         )
-        return _success(request, SearchOffsetResponseHeader(offset=offset).to_ext_fields())
+        return RemotingCommand.create_success(
+            request, header=SearchOffsetResponseHeader(offset=offset)
+        )
 
     async def get_earliest_msg_storetime(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -150,24 +149,25 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             self.store.get_earliest_message_time, header.topic, header.queue_id
         )
         response_header = GetEarliestMsgStoretimeResponseHeader(timestamp=timestamp)
-        return _success(request, response_header.to_ext_fields())
+        return RemotingCommand.create_success(request, header=response_header)
 
     # -- topics --------------------------------------------------------------------------
 
     def _refuse_topic(self, request: RemotingCommand, topic: str) -> RemotingCommand | None:
         """RocketMQ's validateSlave, validateTopic and isSystemTopic checks, in its order."""
         if self.broker_role is BrokerRole.SLAVE:
-            return _error(request, SLAVE_REMARK)
-        if not topic.strip():
-            return _error(request, TOPIC_BLANK_REMARK)
-        if _LEGAL_TOPIC.fullmatch(topic) is None:
-            return _error(request, TOPIC_ILLEGAL_REMARK)
-        if len(topic) > TOPIC_MAX_LENGTH:
-            return _error(request, TOPIC_TOO_LONG_REMARK)
+            return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, SLAVE_REMARK)
+        problem = validate_topic(topic)
+        if problem is not None:
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, problem.remark
+            )
         # RocketMQ's TopicConfigManager adds the broker's own topics (cluster name, broker
         # name, reply topic...) to TopicValidator's system set.
         if is_system_topic(topic) or topic in self.topic_config_manager.system_topics:
-            return _error(request, system_topic_remark(topic))
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, system_topic_remark(topic)
+            )
         return None
 
     async def update_and_create_topic(
@@ -191,7 +191,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             await asyncio.to_thread(self.topic_config_manager.update_topic_config, topic_config)
         if self.on_topic_changed is not None:
             self.on_topic_changed(topic_config)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
@@ -202,7 +202,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             return refused
         async with self._topic_change_lock:
             await asyncio.to_thread(self._delete_topic, topic)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     def _delete_topic(self, topic: str) -> None:
         self.topic_config_manager.delete_topic_config(topic)
@@ -217,9 +217,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         wrapper = self.topic_config_manager.build_topic_config_serialize_wrapper()
-        return RemotingCommand.create_response(
-            request, ResponseCode.SUCCESS, body=wrapper.to_json()
-        )
+        return RemotingCommand.create_success(request, body=wrapper.to_json())
 
     # -- queue locks ---------------------------------------------------------------------
 
@@ -229,21 +227,11 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             body.consumer_group, body.mq_set, body.client_id
         )
         response_body = LockBatchResponseBody(lock_ok_mq_set=locked)
-        return RemotingCommand.create_response(
-            request, ResponseCode.SUCCESS, body=response_body.to_json()
-        )
+        return RemotingCommand.create_success(request, body=response_body.to_json())
 
     async def unlock_batch_mq(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         body = UnlockBatchRequestBody.from_json(request.body)
         self.rebalance_lock_manager.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
-
-
-def _success(request: RemotingCommand, ext_fields: dict[str, str]) -> RemotingCommand:
-    return RemotingCommand.create_response(request, ResponseCode.SUCCESS, ext_fields=ext_fields)
-
-
-def _error(request: RemotingCommand, remark: str) -> RemotingCommand:
-    return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, remark)
+        return RemotingCommand.create_success(request)

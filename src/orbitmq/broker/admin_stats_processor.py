@@ -81,7 +81,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         header = GetTopicStatsInfoRequestHeader.from_ext_fields(request.ext_fields)
         config = self.topic_config_manager.select_topic_config(header.topic)
         if config is None:
-            return _answer(
+            return RemotingCommand.create_response(
                 request, ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist"
             )
         table = TopicStatsTable()
@@ -96,7 +96,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
             table.offset_table[MessageQueue(header.topic, self.broker_name, queue_id)] = (
                 TopicOffset(min_offset=low, max_offset=high, last_update_timestamp=stamp)
             )
-        return _answer(request, ResponseCode.SUCCESS, None, table.to_json())
+        return RemotingCommand.create_success(request, body=table.to_json())
 
     async def get_consume_stats(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -140,7 +140,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
                     consumer_offset=consumer_offset,
                     last_timestamp=last,
                 )
-        return _answer(request, ResponseCode.SUCCESS, None, stats.to_json())
+        return RemotingCommand.create_success(request, body=stats.to_json())
 
     async def reset_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         """Broker2Client.resetOffset: the offset of each queue at the time (its max for
@@ -151,7 +151,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
         config = self.topic_config_manager.select_topic_config(header.topic)
         if config is None:
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.SYSTEM_ERROR,
                 "[reset-offset] reset offset failed, no topic in this broker. "
@@ -163,7 +163,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
                 header.group, header.topic, queue_id
             )
             if current == -1:
-                return _answer(
+                return RemotingCommand.create_response(
                     request,
                     ResponseCode.SYSTEM_ERROR,
                     f"THe consumer group <{header.group}> not exist",
@@ -180,7 +180,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         info = self.consumer_manager.get_consumer_group_info(header.group)
         channels = info.all_channels() if info is not None else []
         if not channels:
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.CONSUMER_NOT_ONLINE,
                 f"Consumer not online, so can not reset offset, Group: {header.group} "
@@ -201,8 +201,8 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         log.info(
             "[reset-offset] %s of %s to %d: %s", header.group, header.topic, header.timestamp, table
         )
-        return _answer(
-            request, ResponseCode.SUCCESS, None, ResetOffsetBody(offset_table=table).to_json()
+        return RemotingCommand.create_success(
+            request, body=ResetOffsetBody(offset_table=table).to_json()
         )
 
     async def delete_subscription_group(
@@ -212,10 +212,4 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         self.subscription_group_manager.delete_subscription_group_config(header.group_name)
         if header.remove_offset:
             self.consumer_offset_manager.remove_offset(header.group_name)
-        return _answer(request, ResponseCode.SUCCESS, None)
-
-
-def _answer(
-    request: RemotingCommand, code: int, remark: str | None, body: bytes = b""
-) -> RemotingCommand:
-    return RemotingCommand.create_response(request, code, remark, body=body)
+        return RemotingCommand.create_success(request)

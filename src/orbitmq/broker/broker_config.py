@@ -18,14 +18,13 @@ from orbitmq.common.config_binding import bind_properties
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.protocol import DEFAULT_BROKER_PORT
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.store.message_store_config import MessageStoreConfig
 
 log = logging.getLogger(__name__)
 
 #: RocketMQ's environment variable for the name server list (``NAMESRV_ADDR``).
 NAMESRV_ADDR_ENV = "NAMESRV_ADDR"
-PERM_READ = 0x1 << 2
-PERM_WRITE = 0x1 << 1
 
 
 @dataclass(slots=True)

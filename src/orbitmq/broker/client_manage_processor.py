@@ -8,13 +8,12 @@ import asyncio
 import logging
 from typing import Any, Final
 
-from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
+from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_manager import (
     ClientChannelInfo,
     ConsumerManager,
     subscription_from_heartbeat,
 )
-from orbitmq.broker.perm_name import build_topic_sys_flag
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -30,6 +29,8 @@ from orbitmq.protocol import (
     loads_body,
 )
 from orbitmq.protocol.header import UnregisterClientRequestHeader
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
+from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ class ClientManageProcessor(CodeDispatchingProcessor):
             self.producer_manager.register_producer(
                 producer.group_name, _channel_info(ctx, request, heartbeat.client_id)
             )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def _group_config(self, group: str) -> SubscriptionGroupConfig | None:
         manager = self.subscription_group_manager
@@ -137,17 +138,17 @@ class ClientManageProcessor(CodeDispatchingProcessor):
                 else True
             )
             self.consumer_manager.unregister_consumer(header.consumer_group, ctx, notify_enable)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def check_client_config(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         subscription = _check_body_subscription(request.body)
         if subscription is None:
-            return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
         expression_type = subscription.get("expressionType")
         if not isinstance(expression_type, str) or is_tag_type(expression_type):
-            return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
         # With enablePropertyFilter RocketMQ compiles the expression here; the SQL92 filter
         # is not in the broker yet, so every non-TAG expression is refused either way.
         return RemotingCommand.create_response(

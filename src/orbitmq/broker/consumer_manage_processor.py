@@ -69,9 +69,7 @@ class ConsumerManageProcessor(CodeDispatchingProcessor):
             client_ids = info.all_client_ids()
             if client_ids:
                 body = GetConsumerListByGroupResponseBody(consumer_id_list=client_ids)
-                return RemotingCommand.create_response(
-                    request, ResponseCode.SUCCESS, body=body.to_json()
-                )
+                return RemotingCommand.create_success(request, body=body.to_json())
             log.warning("getAllClientId failed, %s %s", group, ctx.remote_address)
         else:
             log.warning("getConsumerGroupInfo failed, %s %s", group, ctx.remote_address)
@@ -90,7 +88,7 @@ class ConsumerManageProcessor(CodeDispatchingProcessor):
             header.queue_id,
             header.commit_offset,
         )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def query_consumer_offset(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -109,6 +107,4 @@ class ConsumerManageProcessor(CodeDispatchingProcessor):
                 )
             offset = 0
         response_header = QueryConsumerOffsetResponseHeader(offset=offset)
-        return RemotingCommand.create_response(
-            request, ResponseCode.SUCCESS, ext_fields=response_header.to_ext_fields()
-        )
+        return RemotingCommand.create_success(request, header=response_header)

@@ -12,7 +12,6 @@ from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
-from orbitmq.broker.perm_name import is_readable
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -27,8 +26,21 @@ from orbitmq.filter import (
     build_subscription,
     is_tag_type,
 )
-from orbitmq.protocol import OffsetMovedEvent, RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import (
+    MASTER_ID,
+    OffsetMovedEvent,
+    RemotingCommand,
+    RequestCode,
+    ResponseCode,
+)
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
+from orbitmq.protocol.perm_name import is_readable
+from orbitmq.protocol.pull_sys_flag import (
+    has_commit_offset_flag,
+    has_subscription_flag,
+    has_suspend_flag,
+)
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import (
     BrokerRole,
@@ -41,15 +53,6 @@ from orbitmq.store import (
 
 log = logging.getLogger(__name__)
 
-FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
-MASTER_ID: Final = 0
-
-# PullSysFlag bits.
-FLAG_COMMIT_OFFSET: Final = 0x1
-FLAG_SUSPEND: Final = 0x1 << 1
-FLAG_SUBSCRIPTION: Final = 0x1 << 2
-FLAG_CLASS_FILTER: Final = 0x1 << 3
-FLAG_LITE_PULL_MESSAGE: Final = 0x1 << 4
 
 #: GetMessageStatus -> response code, as PullMessageProcessor's switch answers. The two
 #: statuses that depend on the requested offset are handled in ``_status_code``.
@@ -198,14 +201,14 @@ class PullMessageProcessor:
         )
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
-            if header.sys_flag & FLAG_SUSPEND:
+            if has_suspend_flag(header.sys_flag):
                 self._suspend(ctx, request, header, subscription, message_filter)
                 answer = None
         elif response.code == ResponseCode.PULL_OFFSET_MOVED:
             await self._record_offset_moved(header, result.next_begin_offset)
         if (
             broker_allow_suspend
-            and header.sys_flag & FLAG_COMMIT_OFFSET
+            and has_commit_offset_flag(header.sys_flag)
             and self.store_config.broker_role is not BrokerRole.SLAVE
         ):
             self.consumer_offset_manager.commit_offset(
@@ -223,8 +226,7 @@ class PullMessageProcessor:
         """Permissions, group, topic, queue id and subscription, as RocketMQ checks them
         before reading; None with ``response`` filled when the pull is refused."""
         if not is_readable(self.broker_config.broker_permission):
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] pulling message is forbidden",
             )
@@ -236,36 +238,32 @@ class PullMessageProcessor:
             # Auto-creating a group saves subscriptionGroup.json: keep it off the loop.
             group_config = await asyncio.to_thread(manager.find_subscription_group_config, group)
         if group_config is None:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group [{group}] does not exist, {FAQ_SUGGESTION}",
             )
             return None
         if not group_config.consume_enable:
-            _fail(
-                response, ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}"
+            response.set_code_and_remark(
+                ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}"
             )
             return None
         topic_config = self.topic_config_manager.select_topic_config(header.topic)
         if topic_config is None:
             log.error("the topic %s not exist, consumer: %s", header.topic, ctx.remote_address)
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.TOPIC_NOT_EXIST,
                 f"topic[{header.topic}] not exist, apply first please! {FAQ_SUGGESTION}",
             )
             return None
         if not is_readable(topic_config.perm):
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the topic[{header.topic}] pulling message is forbidden",
             )
             return None
         if not 0 <= header.queue_id < topic_config.read_queue_nums:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SYSTEM_ERROR,
                 f"queueId[{header.queue_id}] is illegal, topic:[{header.topic}] "
                 f"topicConfig.readQueueNums:[{topic_config.read_queue_nums}] "
@@ -280,7 +278,7 @@ class PullMessageProcessor:
     def _subscription(
         self, header: PullMessageRequestHeader, response: RemotingCommand
     ) -> SubscriptionData | None:
-        if header.sys_flag & FLAG_SUBSCRIPTION:
+        if has_subscription_flag(header.sys_flag):
             try:
                 subscription = build_subscription(
                     header.topic, header.subscription, header.expression_type, header.sub_version
@@ -291,8 +289,7 @@ class PullMessageProcessor:
                     header.subscription,
                     header.consumer_group,
                 )
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.SUBSCRIPTION_PARSE_FAILED,
                     "parse the consumer's subscription failed",
                 )
@@ -306,15 +303,13 @@ class PullMessageProcessor:
             if found is None:
                 # Without a heartbeat registry there is no group info at all.
                 what = "subscription" if self.find_subscription is not None else "group info"
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.SUBSCRIPTION_NOT_EXIST,
                     f"the consumer's {what} not exist{FAQ_SUGGESTION}",
                 )
                 return None
             if found.sub_version < header.sub_version:
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.SUBSCRIPTION_NOT_LATEST,
                     "the consumer's subscription not latest",
                 )
@@ -322,8 +317,7 @@ class PullMessageProcessor:
             subscription = found
         if not is_tag_type(subscription.expression_type):
             # SQL92 filtering comes with the filter package; until then it is refused.
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SYSTEM_ERROR,
                 "The broker does not support consumer to filter message by "
                 f"{subscription.expression_type}",
@@ -381,8 +375,3 @@ class PullMessageProcessor:
             message_filter,
         )
         self.pull_request_hold_service.suspend_pull_request(header.topic, header.queue_id, held)
-
-
-def _fail(response: RemotingCommand, code: int, remark: str) -> None:
-    response.code = code
-    response.remark = remark

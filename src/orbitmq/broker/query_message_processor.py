@@ -61,9 +61,7 @@ class QueryMessageProcessor(CodeDispatchingProcessor):
             index_last_update_phyoffset=last_phy_offset,
         )
         if body:
-            return RemotingCommand.create_response(
-                request, ResponseCode.SUCCESS, ext_fields=response_header.to_ext_fields(), body=body
-            )
+            return RemotingCommand.create_success(request, header=response_header, body=body)
         return RemotingCommand.create_response(
             request,
             ResponseCode.QUERY_NOT_FOUND,
@@ -91,4 +89,4 @@ class QueryMessageProcessor(CodeDispatchingProcessor):
                 ResponseCode.SYSTEM_ERROR,
                 f"can not find message by the offset, {header.offset}",
             )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS, body=bytes(record))
+        return RemotingCommand.create_success(request, body=bytes(record))

@@ -14,17 +14,20 @@ import logging
 import random
 from typing import Final
 
-from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
-from orbitmq.broker.perm_name import build_topic_sys_flag, is_writeable
-from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP, FAQ_SUGGESTION
+from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP
+from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
-from orbitmq.common import MessageExtBrokerInner, message_properties_to_string
+from orbitmq.common import MessageExt, MessageExtBrokerInner, message_properties_to_string
 from orbitmq.common import message_const as mc
 from orbitmq.common.topic import dlq_topic, retry_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
+from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore, PutMessageStatus
 
@@ -63,67 +66,90 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             self.subscription_group_manager.find_subscription_group_config, group
         )
         if group_config is None:
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group not exist, {group} {FAQ_SUGGESTION}",
             )
         if not is_writeable(self.broker_config.broker_permission):
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] sending message is forbidden",
             )
         if group_config.retry_queue_nums <= 0:
             # The group does not retry: the message is dropped, as RocketMQ does.
-            return _answer(request, ResponseCode.SUCCESS)
-
-        new_topic = retry_topic(group)
-        queue_id = self._random.randrange(99_999_999) % group_config.retry_queue_nums
-        topic_sys_flag = build_topic_sys_flag(False, True) if header.unit_mode else 0
-        topic_config = await self._create_topic(
-            new_topic, group_config.retry_queue_nums, topic_sys_flag
-        )
-        if topic_config is None:
-            return _answer(request, ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
-        if not is_writeable(topic_config.perm):
-            return _answer(
-                request,
-                ResponseCode.NO_PERMISSION,
-                f"the topic[{new_topic}] sending message is forbidden",
-            )
-
+            return RemotingCommand.create_success(request)
+        queue = await self._retry_queue(request, header, group_config)
+        if isinstance(queue, RemotingCommand):
+            return queue
         msg_ext = self.store.look_message_by_offset(header.offset)
         if msg_ext is None:
-            return _answer(
+            return RemotingCommand.create_response(
                 request,
                 ResponseCode.SYSTEM_ERROR,
                 f"look message by offset failed, {header.offset}",
             )
-        properties = msg_ext.properties
-        properties.setdefault(mc.PROPERTY_RETRY_TOPIC, msg_ext.topic)
-        properties[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"
-
         max_reconsume_times = group_config.retry_max_times
         if header.max_reconsume_times is not None:
             max_reconsume_times = header.max_reconsume_times
-        delay_level = header.delay_level
-        if msg_ext.reconsume_times >= max_reconsume_times or delay_level < 0:
-            new_topic = dlq_topic(group)
-            queue_id = self._random.randrange(99_999_999) % DLQ_NUMS_PER_GROUP
-            topic_config = await self._create_topic(new_topic, DLQ_NUMS_PER_GROUP, 0)
-            if topic_config is None:
-                return _answer(request, ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+        if msg_ext.reconsume_times >= max_reconsume_times or header.delay_level < 0:
+            queue = await self._dlq_queue(request, group)
+            if isinstance(queue, RemotingCommand):
+                return queue
             msg_ext.delay_time_level = 0
+        elif header.delay_level == 0:
+            msg_ext.delay_time_level = FIRST_RETRY_DELAY_LEVEL + msg_ext.reconsume_times
         else:
-            if delay_level == 0:
-                delay_level = FIRST_RETRY_DELAY_LEVEL + msg_ext.reconsume_times
-            msg_ext.delay_time_level = delay_level
+            msg_ext.delay_time_level = header.delay_level
+        return await self._put_back(request, group, msg_ext, queue)
 
+    async def _retry_queue(
+        self,
+        request: RemotingCommand,
+        header: ConsumerSendMsgBackRequestHeader,
+        group_config: SubscriptionGroupConfig,
+    ) -> tuple[str, int] | RemotingCommand:
+        """A random queue of ``%RETRY%<group>`` (created when missing), or the refusal."""
+        topic = retry_topic(header.group)
+        queue_id = self._random.randrange(99_999_999) % group_config.retry_queue_nums
+        topic_sys_flag = build_topic_sys_flag(False, True) if header.unit_mode else 0
+        topic_config = await self._create_topic(
+            topic, group_config.retry_queue_nums, topic_sys_flag
+        )
+        if topic_config is None:
+            return _topic_not_exist(request, topic)
+        if not is_writeable(topic_config.perm):
+            return RemotingCommand.create_response(
+                request,
+                ResponseCode.NO_PERMISSION,
+                f"the topic[{topic}] sending message is forbidden",
+            )
+        return topic, queue_id
+
+    async def _dlq_queue(
+        self, request: RemotingCommand, group: str
+    ) -> tuple[str, int] | RemotingCommand:
+        """A queue of ``%DLQ%<group>`` (created when missing), or the refusal."""
+        topic = dlq_topic(group)
+        queue_id = self._random.randrange(99_999_999) % DLQ_NUMS_PER_GROUP
+        if await self._create_topic(topic, DLQ_NUMS_PER_GROUP, 0) is None:
+            return _topic_not_exist(request, topic)
+        return topic, queue_id
+
+    async def _put_back(
+        self, request: RemotingCommand, group: str, msg_ext: MessageExt, queue: tuple[str, int]
+    ) -> RemotingCommand:
+        """Stores ``msg_ext`` again in ``queue`` (topic, queue id), one reconsume later and
+        marked with its first topic and its original message id."""
+        properties = msg_ext.properties
+        properties.setdefault(mc.PROPERTY_RETRY_TOPIC, msg_ext.topic)
+        properties[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"
         if not properties.get(mc.PROPERTY_ORIGIN_MESSAGE_ID):
             properties[mc.PROPERTY_ORIGIN_MESSAGE_ID] = msg_ext.msg_id
+        topic, queue_id = queue
         inner = MessageExtBrokerInner(
-            new_topic,
+            topic,
             body=msg_ext.body,
             flag=msg_ext.flag,
             properties=properties,
@@ -137,7 +163,7 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
         )
         result = await self.store.async_put_message(inner)
         if result.status is PutMessageStatus.PUT_OK:
-            return _answer(request, ResponseCode.SUCCESS)
+            return RemotingCommand.create_success(request)
         log.warning(
             "send back of %s for %s failed: %s %s",
             msg_ext.msg_id,
@@ -145,7 +171,9 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             result.status.name,
             result.remark,
         )
-        return _answer(request, ResponseCode.SYSTEM_ERROR, result.status.name)
+        return RemotingCommand.create_response(
+            request, ResponseCode.SYSTEM_ERROR, result.status.name
+        )
 
     async def _create_topic(
         self, topic: str, queue_nums: int, topic_sys_flag: int
@@ -163,5 +191,7 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
             return None
 
 
-def _answer(request: RemotingCommand, code: int, remark: str | None = None) -> RemotingCommand:
-    return RemotingCommand.create_response(request, code, remark)
+def _topic_not_exist(request: RemotingCommand, topic: str) -> RemotingCommand:
+    return RemotingCommand.create_response(
+        request, ResponseCode.SYSTEM_ERROR, f"topic[{topic}] not exist"
+    )

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import random
 from typing import Final
 
-from orbitmq.broker.broker_config import PERM_READ, PERM_WRITE, BrokerConfig
-from orbitmq.broker.perm_name import build_topic_sys_flag, is_writeable
+from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
@@ -26,29 +24,26 @@ from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.topic import (
     DLQ_GROUP_TOPIC_PREFIX,
     RETRY_GROUP_TOPIC_PREFIX,
-    TOPIC_MAX_LENGTH,
     send_forbidden_remark,
+    validate_topic,
 )
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig, TopicFilterType
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
+from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore, MessageStoreConfig, PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
 
-FAQ_SUGGESTION: Final = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 #: RocketMQ's ``MixAll.DLQ_NUMS_PER_GROUP``.
 DLQ_NUMS_PER_GROUP: Final = 1
-#: RocketMQ's ``BrokerConfig.regionId`` default and ``traceOn`` default, sent on every answer.
-DEFAULT_REGION: Final = "DefaultRegion"
-_VALID_TOPIC_CHARS: Final = frozenset(
-    "%|abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-)
 
 
 def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[int, str | None]]:
@@ -85,19 +80,6 @@ def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[i
         ),
         PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
     }
-
-
-@functools.lru_cache(maxsize=4096)
-def topic_check_remark(topic: str) -> str | None:
-    """``TopicValidator.validateTopic``'s remark for a bad topic name, or None. Cached:
-    every send asks, about the same few names, and the check walks every character."""
-    if not topic.strip():
-        return "The specified topic is blank."
-    if any(c not in _VALID_TOPIC_CHARS for c in topic):
-        return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    if len(topic) > TOPIC_MAX_LENGTH:
-        return "The specified topic is longer than topic max length."
-    return None
 
 
 class SendMessageProcessor:
@@ -141,7 +123,8 @@ class SendMessageProcessor:
     ) -> RemotingCommand | None:
         header = parse_send_header(request)
         response = RemotingCommand.create_response(request, -1)
-        response.ext_fields[mc.PROPERTY_MSG_REGION] = DEFAULT_REGION
+        # RocketMQ's BrokerConfig regionId and traceOn defaults, sent on every answer.
+        response.ext_fields[mc.PROPERTY_MSG_REGION] = mc.DEFAULT_TRACE_REGION_ID
         response.ext_fields[mc.PROPERTY_TRACE_SWITCH] = "true"
         topic_config = await self._msg_check(ctx, header, response)
         if topic_config is None:
@@ -171,8 +154,7 @@ class SendMessageProcessor:
         """The half message a transactional send (one message, or a batch staged whole)
         stores; None, with ``response`` filled, when it may not be stored."""
         if self.broker_config.reject_transaction_message:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] sending transaction message "
                 "is forbidden",
@@ -180,8 +162,7 @@ class SendMessageProcessor:
             return None
         if not isinstance(msg, MessageExtBatch):
             if mc.PROPERTY_HALF_BATCH in msg.properties:
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.MESSAGE_ILLEGAL,
                     f"the property {mc.PROPERTY_HALF_BATCH} is the broker's to set",
                 )
@@ -190,7 +171,9 @@ class SendMessageProcessor:
         try:
             return self.transactions.batch_to_half(msg)
         except MessageFormatError as exc:
-            _fail(response, ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is refused: {exc}")
+            response.set_code_and_remark(
+                ResponseCode.MESSAGE_ILLEGAL, f"the staged batch is refused: {exc}"
+            )
             return None
 
     async def _msg_check(
@@ -201,36 +184,33 @@ class SendMessageProcessor:
         topic = header.topic
         manager = self.topic_config_manager
         if not is_writeable(self.broker_config.broker_permission) and manager.is_order_topic(topic):
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.broker_config.broker_ip1}] sending message is forbidden",
             )
             return None
-        problem = topic_check_remark(topic)
+        problem = validate_topic(topic)
         if problem is not None:
-            _fail(response, ResponseCode.SYSTEM_ERROR, problem)
+            response.set_code_and_remark(ResponseCode.SYSTEM_ERROR, problem.remark)
             return None
         forbidden = send_forbidden_remark(topic)
         if forbidden is not None:
             # Only the broker writes these (schedule, transactions); its own writes go to
             # the store directly, never through this processor.
-            _fail(response, ResponseCode.NO_PERMISSION, forbidden)
+            response.set_code_and_remark(ResponseCode.NO_PERMISSION, forbidden)
             return None
         topic_config = manager.select_topic_config(topic)
         if topic_config is None:
             topic_config = await self._create_topic(ctx, header)
             if topic_config is None:
-                _fail(
-                    response,
+                response.set_code_and_remark(
                     ResponseCode.TOPIC_NOT_EXIST,
                     f"topic[{topic}] not exist, apply first please!{FAQ_SUGGESTION}",
                 )
                 return None
         valid = max(topic_config.write_queue_nums, topic_config.read_queue_nums)
         if header.queue_id >= valid:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SYSTEM_ERROR,
                 f"request queueId[{header.queue_id}] is illegal, {topic_config} "
                 f"Producer: {ctx.remote_address}",
@@ -318,8 +298,7 @@ class SendMessageProcessor:
             self.subscription_group_manager.find_subscription_group_config, group
         )
         if group_config is None:
-            _fail(
-                response,
+            response.set_code_and_remark(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group not exist, {group} {FAQ_SUGGESTION}",
             )
@@ -377,8 +356,3 @@ def parse_send_header(request: RemotingCommand) -> SendMessageRequestHeader:
 
 def _is_prepared(msg: MessageExtBrokerInner) -> bool:
     return msg.properties.get(mc.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true"
-
-
-def _fail(response: RemotingCommand, code: int, remark: str) -> None:
-    response.code = code
-    response.remark = remark

@@ -15,14 +15,6 @@ from collections.abc import Callable, Iterable
 from typing import Final, TypeVar
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.broker.perm_name import (
-    PERM_INHERIT,
-    PERM_READ,
-    PERM_WRITE,
-    is_inherited,
-    is_readable,
-    is_writeable,
-)
 from orbitmq.common import SYSTEM_CLOCK, Clock, ConfigFile
 from orbitmq.common.errors import OrbitError
 from orbitmq.common.topic import (
@@ -36,6 +28,14 @@ from orbitmq.common.topic import (
 )
 from orbitmq.protocol.body import Body, DataVersion, TopicConfig
 from orbitmq.protocol.body import TopicConfigSerializeWrapper as TopicConfigWrapper
+from orbitmq.protocol.perm_name import (
+    PERM_INHERIT,
+    PERM_READ,
+    PERM_WRITE,
+    is_inherited,
+    is_readable,
+    is_writeable,
+)
 
 log = logging.getLogger(__name__)
 

@@ -40,12 +40,10 @@ from orbitmq.common.periodic import run_every
 from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeType
 from orbitmq.protocol.header import PullMessageRequestHeader
+from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
 
 log = logging.getLogger(__name__)
 
-# PullSysFlag bits: lite pulls long-poll and carry their subscription, never a commit offset.
-_FLAG_SUSPEND = 0x1 << 1
-_FLAG_SUBSCRIPTION = 0x1 << 2
 #: Waits of a pull task (RocketMQ's PULL_TIME_DELAY_MILLS_*).
 PULL_DELAY_WHEN_CACHE_FLOW_CONTROL_S = 0.05
 PULL_DELAY_WHEN_BROKER_FLOW_CONTROL_S = 0.02
@@ -265,7 +263,8 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                     queue_id=mq.queue_id,
                     queue_offset=offset,
                     max_msg_nums=config.pull_batch_size,
-                    sys_flag=_FLAG_SUSPEND | _FLAG_SUBSCRIPTION,
+                    # Lite pulls long-poll and carry their subscription, never a commit offset.
+                    sys_flag=FLAG_SUSPEND | FLAG_SUBSCRIPTION,
                     commit_offset=0,
                     suspend_timeout_millis=int(config.broker_suspend_max_time_s * 1000),
                     subscription=subscription.sub_string,

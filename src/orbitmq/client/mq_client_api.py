@@ -453,7 +453,7 @@ def send_result_from(
         message_queue=MessageQueue(header.topic, broker_name, answer.queue_id),
         queue_offset=answer.queue_offset,
         offset_msg_id=answer.msg_id,
-        region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, "DefaultRegion"),
+        region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, mc.DEFAULT_TRACE_REGION_ID),
         trace_on=response.ext_fields.get(mc.PROPERTY_TRACE_SWITCH, "true") != "false",
         transaction_id=answer.transaction_id,
     )

@@ -12,7 +12,7 @@ import os
 import random
 import socket
 from dataclasses import dataclass, field
-from typing import Final, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
 from orbitmq.client.mq_client_api import MQClientAPI
@@ -34,6 +34,7 @@ from orbitmq.protocol.header import (
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import (
     ChannelContext,
     CodeDispatchingProcessor,
@@ -42,10 +43,6 @@ from orbitmq.remoting import (
 )
 
 log = logging.getLogger(__name__)
-
-#: Permission bits of a queue (PermName).
-PERM_READ: Final = 0x1 << 2
-PERM_WRITE: Final = 0x1 << 1
 
 _instance_numbers = itertools.count()
 

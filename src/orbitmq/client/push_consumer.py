@@ -48,13 +48,10 @@ from orbitmq.protocol import (
     UnlockBatchRequestBody,
 )
 from orbitmq.protocol.header import PullMessageRequestHeader
+from orbitmq.protocol.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
 
 log = logging.getLogger(__name__)
 
-# PullSysFlag bits.
-_FLAG_COMMIT_OFFSET = 0x1
-_FLAG_SUSPEND = 0x1 << 1
-_FLAG_SUBSCRIPTION = 0x1 << 2
 #: How long to wait after a pull error, and while flow control holds a queue.
 PULL_TIME_DELAY_WHEN_EXCEPTION_S = 3.0
 PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S = 0.05
@@ -289,13 +286,13 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
                 await asyncio.sleep(PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S)
                 continue
             commit_offset = 0
-            sys_flag = _FLAG_SUSPEND | _FLAG_SUBSCRIPTION
+            sys_flag = FLAG_SUSPEND | FLAG_SUBSCRIPTION
             if clustering:
                 commit_offset = await self.offset_store.read_offset(
                     mq, ReadOffsetType.READ_FROM_MEMORY
                 )
                 if commit_offset > 0:
-                    sys_flag |= _FLAG_COMMIT_OFFSET
+                    sys_flag |= FLAG_COMMIT_OFFSET
             header = PullMessageRequestHeader(
                 consumer_group=self.group,
                 topic=mq.topic,

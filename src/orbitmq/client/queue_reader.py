@@ -28,14 +28,13 @@ from orbitmq.client.pull_result import PullResult, PullStatus
 from orbitmq.common import MessageExt, MessageQueue
 from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
 from orbitmq.protocol.header import PullMessageRequestHeader
+from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION
 
 #: The group named on the pulls. The broker wants one on every pull; RocketMQ's tools pull
 #: as TOOLS_CONSUMER (MixAll.TOOLS_CONSUMER_GROUP). Nothing is committed or registered for it.
 TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
 #: One pull's batch: the broker's default maxTransferCountOnMessageInMemory.
 DEFAULT_BATCH_SIZE: Final = 32
-#: PullSysFlag: the subscription travels in the request (the broker knows no such consumer).
-_FLAG_SUBSCRIPTION: Final = 0x1 << 2
 
 
 class OffsetOutOfRangeError(MQClientError):
@@ -192,7 +191,7 @@ def range_pull_header(
         queue_id=mq.queue_id,
         queue_offset=offset,
         max_msg_nums=max_nums,
-        sys_flag=_FLAG_SUBSCRIPTION,
+        sys_flag=FLAG_SUBSCRIPTION,
         commit_offset=0,
         suspend_timeout_millis=0,
         subscription=sub.sub_string,

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from orbitmq.common import MessageQueue
+from orbitmq.common.message_const import DEFAULT_TRACE_REGION_ID
 
 
 class SendStatus(enum.Enum):
@@ -32,6 +33,6 @@ class SendResult:
     message_queue: MessageQueue
     queue_offset: int
     offset_msg_id: str
-    region_id: str = "DefaultRegion"
+    region_id: str = DEFAULT_TRACE_REGION_ID
     trace_on: bool = True
     transaction_id: str | None = None

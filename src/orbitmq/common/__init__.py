@@ -1,5 +1,9 @@
 """What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
-message codec, message ids, the clock, config files, the Service base and the error root."""
+message codec, message ids, the clock, config files, the Service base and the error root.
+
+A fact two parts need off the wire (topic names and their validation, property keys, message
+flags) has its one home here; the wire's own facts live in ``orbitmq.protocol``
+(docs/design/layers.md)."""
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock, SystemClock
 from orbitmq.common.config_file import ConfigFile

@@ -26,6 +26,9 @@ PROPERTY_CORRECTION_FLAG: Final = "CORRECTION_FLAG"
 PROPERTY_MQ2_FLAG: Final = "MQ2_FLAG"
 PROPERTY_RECONSUME_TIME: Final = "RECONSUME_TIME"
 PROPERTY_MSG_REGION: Final = "MSG_REGION"
+#: The region a broker names when none is configured, and a client assumes when a send
+#: answer names none (RocketMQ's ``MixAll.DEFAULT_TRACE_REGION_ID``).
+DEFAULT_TRACE_REGION_ID: Final = "DefaultRegion"
 PROPERTY_TRACE_SWITCH: Final = "TRACE_ON"
 PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: Final = "UNIQ_KEY"
 PROPERTY_EXTEND_UNIQ_INFO: Final = "EXTEND_UNIQ_INFO"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from enum import Enum
 from typing import Final
 
 AUTO_CREATE_TOPIC_KEY_TOPIC: Final = "TBW102"
@@ -57,19 +59,48 @@ TOPIC_MAX_LENGTH: Final = 127
 _VALID_TOPIC: Final = re.compile(r"[%|a-zA-Z0-9_-]+")
 
 
-def topic_problem(topic: str) -> str | None:
-    """Why ``topic`` is not a valid topic name, or None when it is.
+class TopicProblem(Enum):
+    """Why a topic name is refused, by RocketMQ's ``TopicValidator`` rules. The value is the
+    broker's remark, byte for byte as RocketMQ 4.9.8 answers it."""
 
-    The rules are RocketMQ's ``TopicValidator``: 1 to 127 characters from letters, digits,
-    ``%``, ``|``, ``_`` and ``-``.
+    BLANK = "The specified topic is blank."
+    ILLEGAL_CHARACTERS = (
+        "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+    )
+    TOO_LONG = "The specified topic is longer than topic max length."
+
+    @property
+    def remark(self) -> str:
+        return str(self.value)
+
+
+@functools.lru_cache(maxsize=4096)
+def validate_topic(topic: str) -> TopicProblem | None:
+    """The one topic-name check (``TopicValidator.validateTopic``, its rules in its order):
+    not blank, only letters, digits, ``%``, ``|``, ``_`` and ``-``, at most 127 characters.
+
+    Cached: every send asks, about the same few names. Thread-safe.
     """
-    if not topic:
-        return "topic name is empty"
-    if len(topic) > TOPIC_MAX_LENGTH:
-        return f"topic name has {len(topic)} characters, more than the limit {TOPIC_MAX_LENGTH}"
+    if not topic.strip():
+        return TopicProblem.BLANK
     if _VALID_TOPIC.fullmatch(topic) is None:
+        return TopicProblem.ILLEGAL_CHARACTERS
+    if len(topic) > TOPIC_MAX_LENGTH:
+        return TopicProblem.TOO_LONG
+    return None
+
+
+def topic_problem(topic: str) -> str | None:
+    """Why ``topic`` is not a valid topic name, for a user: ``validate_topic``'s answer told
+    with the name, the bad characters or the length and the limit. None when it is valid."""
+    problem = validate_topic(topic)
+    if problem is TopicProblem.BLANK:
+        return "topic name is empty" if not topic else f"topic name {topic!r} is blank"
+    if problem is TopicProblem.ILLEGAL_CHARACTERS:
         bad = sorted({c for c in topic if _VALID_TOPIC.fullmatch(c) is None})
         return f"topic name {topic!r} has characters outside [%|a-zA-Z0-9_-]: {''.join(bad)!r}"
+    if problem is TopicProblem.TOO_LONG:
+        return f"topic name has {len(topic)} characters, more than the limit {TOPIC_MAX_LENGTH}"
     return None
 
 

@@ -89,10 +89,9 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
             ha_server_addr=result.ha_server_addr, master_addr=result.master_addr
         )
         order_topics = self._kv_config.get_kv_list_by_namespace(NAMESPACE_ORDER_TOPIC_CONFIG)
-        return RemotingCommand.create_response(
+        return RemotingCommand.create_success(
             request,
-            ResponseCode.SUCCESS,
-            ext_fields=response_header.to_ext_fields(),
+            header=response_header,
             body=b"" if order_topics is None else order_topics.to_json(),
         )
 
@@ -103,7 +102,7 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
         self._routes.unregister_broker(
             header.cluster_name, header.broker_addr, header.broker_name, header.broker_id
         )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def _query_data_version(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -114,9 +113,8 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
         if not changed:
             self._routes.update_broker_info_update_timestamp(header.broker_addr)
         current = self._routes.query_broker_topic_config(header.broker_addr)
-        return RemotingCommand.create_response(
+        return RemotingCommand.create_success(
             request,
-            ResponseCode.SUCCESS,
-            ext_fields=QueryDataVersionResponseHeader(changed=changed).to_ext_fields(),
+            header=QueryDataVersionResponseHeader(changed=changed),
             body=b"" if current is None else current.to_json(),
         )

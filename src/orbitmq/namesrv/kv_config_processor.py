@@ -46,7 +46,7 @@ class KVConfigProcessor(CodeDispatchingProcessor):
     async def _put(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = PutKVConfigRequestHeader.from_ext_fields(request.ext_fields)
         self._kv_config.put_kv_config(header.namespace, header.key, header.value)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def _get(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = GetKVConfigRequestHeader.from_ext_fields(request.ext_fields)
@@ -57,16 +57,15 @@ class KVConfigProcessor(CodeDispatchingProcessor):
                 ResponseCode.QUERY_NOT_FOUND,
                 f"No config item, Namespace: {header.namespace} Key: {header.key}",
             )
-        return RemotingCommand.create_response(
+        return RemotingCommand.create_success(
             request,
-            ResponseCode.SUCCESS,
-            ext_fields=GetKVConfigResponseHeader(value=value).to_ext_fields(),
+            header=GetKVConfigResponseHeader(value=value),
         )
 
     async def _delete(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = DeleteKVConfigRequestHeader.from_ext_fields(request.ext_fields)
         self._kv_config.delete_kv_config(header.namespace, header.key)
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+        return RemotingCommand.create_success(request)
 
     async def _list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         header = GetKVListByNamespaceRequestHeader.from_ext_fields(request.ext_fields)
@@ -77,4 +76,4 @@ class KVConfigProcessor(CodeDispatchingProcessor):
                 ResponseCode.QUERY_NOT_FOUND,
                 f"No config item, Namespace: {header.namespace}",
             )
-        return RemotingCommand.create_response(request, ResponseCode.SUCCESS, body=table.to_json())
+        return RemotingCommand.create_success(request, body=table.to_json())

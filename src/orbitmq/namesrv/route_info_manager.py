@@ -26,18 +26,14 @@ from orbitmq.protocol import (
     TopicList,
     TopicRouteData,
 )
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
+from orbitmq.protocol.topic_sys_flag import has_unit_flag, has_unit_sub_flag
 from orbitmq.remoting import ChannelContext
 
 log = logging.getLogger(__name__)
 
 #: RocketMQ's ``BROKER_CHANNEL_EXPIRED_TIME``: a broker silent this long is dropped.
 BROKER_CHANNEL_EXPIRED_TIME_MS: Final = 120_000
-#: ``PermName``: the permission bits of a queue.
-PERM_READ: Final = 0x1 << 2
-PERM_WRITE: Final = 0x1 << 1
-#: ``TopicSysFlag``: unit topics and topics with unit subscriptions.
-FLAG_UNIT: Final = 0x1 << 0
-FLAG_UNIT_SUB: Final = 0x1 << 1
 
 
 @dataclass(slots=True)
@@ -317,13 +313,13 @@ class RouteInfoManager:
             return result
 
     def get_unit_topics(self) -> TopicList:
-        return self._topics_where(lambda flag: bool(flag & FLAG_UNIT))
+        return self._topics_where(has_unit_flag)
 
     def get_has_unit_sub_topic_list(self) -> TopicList:
-        return self._topics_where(lambda flag: bool(flag & FLAG_UNIT_SUB))
+        return self._topics_where(has_unit_sub_flag)
 
     def get_has_unit_sub_un_unit_topic_list(self) -> TopicList:
-        return self._topics_where(lambda flag: not flag & FLAG_UNIT and bool(flag & FLAG_UNIT_SUB))
+        return self._topics_where(lambda flag: not has_unit_flag(flag) and has_unit_sub_flag(flag))
 
     def _topics_where(self, test: Callable[[int], bool]) -> TopicList:
         # RocketMQ looks at one QueueData per topic only.

@@ -22,6 +22,7 @@ from orbitmq.protocol import (
     WipeWritePermOfBrokerRequestHeader,
     WipeWritePermOfBrokerResponseHeader,
 )
+from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor, Handler
 
 log = logging.getLogger(__name__)
@@ -29,15 +30,8 @@ log = logging.getLogger(__name__)
 #: RocketMQ's TOPIC_NOT_EXIST remark (with ``FAQUrl.suggestTodo(APPLY_TOPIC_URL)``); clients
 #: print it, so it is kept byte for byte.
 TOPIC_NOT_EXIST_REMARK: Final = (
-    "No topic route info in name server for the topic: {topic}\n"
-    "See http://rocketmq.apache.org/docs/faq/ for further details."
+    "No topic route info in name server for the topic: {topic}" + FAQ_SUGGESTION
 )
-
-
-def _ok(
-    request: RemotingCommand, body: bytes = b"", ext: dict[str, str] | None = None
-) -> RemotingCommand:
-    return RemotingCommand.create_response(request, ResponseCode.SUCCESS, ext_fields=ext, body=body)
 
 
 class RouteQueryProcessor(CodeDispatchingProcessor):
@@ -110,17 +104,19 @@ class RouteQueryProcessor(CodeDispatchingProcessor):
             route.order_topic_conf = self._kv_config.get_kv_config(
                 NAMESPACE_ORDER_TOPIC_CONFIG, header.topic
             )
-        return _ok(request, route.to_json())
+        return RemotingCommand.create_success(request, body=route.to_json())
 
     async def _get_broker_cluster_info(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
-        return _ok(request, self._routes.get_all_cluster_info().to_json())
+        return RemotingCommand.create_success(
+            request, body=self._routes.get_all_cluster_info().to_json()
+        )
 
     @staticmethod
     def _topic_list(query: Callable[[], TopicList]) -> Handler:
         async def handle(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-            return _ok(request, query().to_json())
+            return RemotingCommand.create_success(request, body=query().to_json())
 
         return handle
 
@@ -128,39 +124,41 @@ class RouteQueryProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = GetTopicsByClusterRequestHeader.from_ext_fields(request.ext_fields)
-        return _ok(request, self._routes.get_topics_by_cluster(header.cluster).to_json())
+        return RemotingCommand.create_success(
+            request, body=self._routes.get_topics_by_cluster(header.cluster).to_json()
+        )
 
     async def _delete_topic_in_namesrv(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = DeleteTopicFromNamesrvRequestHeader.from_ext_fields(request.ext_fields)
         self._routes.delete_topic(header.topic, header.cluster_name or None)
-        return _ok(request)
+        return RemotingCommand.create_success(request)
 
     async def _wipe_write_perm_of_broker(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = WipeWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
         count = self._routes.wipe_write_perm_of_broker(header.broker_name)
-        log.info(
-            "wipe write perm of broker[%s], client: %s, %d",
-            header.broker_name,
-            ctx.remote_address,
-            count,
-        )
-        ext = WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count).to_ext_fields()
-        return _ok(request, ext=ext)
+        _log_write_perm_change("wipe", header.broker_name, ctx, count)
+        response_header = WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count)
+        return RemotingCommand.create_success(request, response_header)
 
     async def _add_write_perm_of_broker(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = AddWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
         count = self._routes.add_write_perm_of_broker(header.broker_name)
-        log.info(
-            "add write perm of broker[%s], client: %s, %d",
-            header.broker_name,
-            ctx.remote_address,
-            count,
-        )
-        ext = AddWritePermOfBrokerResponseHeader(add_topic_count=count).to_ext_fields()
-        return _ok(request, ext=ext)
+        _log_write_perm_change("add", header.broker_name, ctx, count)
+        response_header = AddWritePermOfBrokerResponseHeader(add_topic_count=count)
+        return RemotingCommand.create_success(request, response_header)
+
+
+def _log_write_perm_change(change: str, broker_name: str, ctx: ChannelContext, count: int) -> None:
+    log.info(
+        "%s write perm of broker[%s], client: %s, %d",
+        change,
+        broker_name,
+        ctx.remote_address,
+        count,
+    )

@@ -20,7 +20,9 @@ from typing import Any, Final
 import orjson
 
 from orbitmq.protocol.errors import ProtocolError
+from orbitmq.protocol.header.command_header import CommandHeader
 from orbitmq.protocol.language_code import LanguageCode
+from orbitmq.protocol.response_code import ResponseCode
 
 #: RocketMQ's frame limit (Netty's maxFrameLength): the length field and what it counts.
 MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
@@ -88,6 +90,24 @@ class RemotingCommand:
             body=body,
             serialize_type=request.serialize_type,
         )
+
+    @classmethod
+    def create_success(
+        cls,
+        request: RemotingCommand,
+        header: CommandHeader | None = None,
+        body: bytes = b"",
+    ) -> RemotingCommand:
+        """The SUCCESS answer to ``request``, with its response header's fields (RocketMQ's
+        custom header) and a body."""
+        ext_fields = None if header is None else header.to_ext_fields()
+        return cls.create_response(request, ResponseCode.SUCCESS, ext_fields=ext_fields, body=body)
+
+    def set_code_and_remark(self, code: int, remark: str | None) -> None:
+        """Turns this response into the answer ``code`` with ``remark``: a processor that
+        builds its response first fills it in this way when a check refuses the request."""
+        self.code = code
+        self.remark = remark
 
     @property
     def is_response(self) -> bool:

@@ -22,14 +22,11 @@ from orbitmq.protocol.header import (
     SendMessageRequestHeader,
     SendMessageResponseHeader,
 )
+from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
 from orbitmq.remoting import RemotingClient
 from tests.support import small_config
 
 BrokerFactory = Callable[..., Awaitable[BrokerController]]
-
-COMMIT_OFFSET = 0x1
-SUSPEND = 0x2
-SUBSCRIPTION = 0x4
 
 
 @pytest.fixture
@@ -99,7 +96,7 @@ def pull_request(
     offset: int = 0,
     *,
     group: str = "cg",
-    sys_flag: int = SUBSCRIPTION,
+    sys_flag: int = FLAG_SUBSCRIPTION,
     subscription: str = "*",
     max_msg_nums: int = 32,
     suspend_timeout_ms: int = 0,
@@ -150,7 +147,7 @@ async def pull_all(
                 topic,
                 queue_id,
                 offset,
-                sys_flag=SUBSCRIPTION | SUSPEND,
+                sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND,
                 subscription=subscription,
                 suspend_timeout_ms=5000,
             )

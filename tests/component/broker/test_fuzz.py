@@ -23,10 +23,9 @@ from orbitmq.broker import BrokerConfig, BrokerController
 from orbitmq.common import Message, decode_messages
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
+from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import (
-    SUBSCRIPTION,
-    SUSPEND,
     batch_body,
     pull_request,
     send_header,
@@ -169,7 +168,7 @@ async def still_healthy(broker: BrokerController, client: RemotingClient) -> Non
     offset = sent_header(response).queue_offset
     # Held by the broker (long polling) until the message is dispatched to its queue.
     request = pull_request(
-        HEALTHY, 0, offset, sys_flag=SUBSCRIPTION | SUSPEND, suspend_timeout_ms=3000
+        HEALTHY, 0, offset, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_timeout_ms=3000
     )
     pulled = await client.invoke(broker.address, request, 5.0)
     assert pulled.code == ResponseCode.SUCCESS, pulled.remark

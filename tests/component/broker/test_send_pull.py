@@ -10,10 +10,9 @@ from orbitmq.broker import BrokerController
 from orbitmq.common import Message, MessageQueue, decode_message_id, decode_messages
 from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from orbitmq.protocol import OffsetMovedEvent, RequestCode, ResponseCode
+from orbitmq.protocol.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import (
-    COMMIT_OFFSET,
-    SUBSCRIPTION,
     BrokerFactory,
     batch_body,
     pull_all,
@@ -99,6 +98,26 @@ async def test_queue_id_beyond_the_topic_is_a_system_error(
     assert response.code == ResponseCode.SYSTEM_ERROR
     assert response.remark is not None
     assert response.remark.startswith("request queueId[9] is illegal")
+
+
+@pytest.mark.parametrize(
+    ("topic", "remark"),
+    [
+        (" ", "The specified topic is blank."),
+        (
+            "bad topic",
+            "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+        ),
+        ("t" * 128, "The specified topic is longer than topic max length."),
+    ],
+)
+async def test_send_refuses_bad_topic_names_with_topic_validators_remarks(
+    broker: BrokerController, client: RemotingClient, topic: str, remark: str
+) -> None:
+    request = send_request(RequestCode.SEND_MESSAGE_V2, send_header(topic), b"x")
+    response = await send(client, broker, request)
+    assert response.code == ResponseCode.SYSTEM_ERROR
+    assert response.remark == remark
 
 
 async def test_unknown_topic_without_auto_create_is_topic_not_exist(
@@ -226,12 +245,12 @@ async def test_commit_offset_carried_in_the_pull(
         await send(client, broker, send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"x"))
     )
     request = pull_request(
-        topic, group="cg-commit", sys_flag=SUBSCRIPTION | COMMIT_OFFSET, commit_offset=42
+        topic, group="cg-commit", sys_flag=FLAG_SUBSCRIPTION | FLAG_COMMIT_OFFSET, commit_offset=42
     )
     await send(client, broker, request)
     assert broker.consumer_offset_manager.query_offset("cg-commit", topic, 0) == 42
     # Without the flag nothing is committed.
-    request = pull_request(topic, group="cg-commit", sys_flag=SUBSCRIPTION, commit_offset=7)
+    request = pull_request(topic, group="cg-commit", sys_flag=FLAG_SUBSCRIPTION, commit_offset=7)
     await send(client, broker, request)
     assert broker.consumer_offset_manager.query_offset("cg-commit", topic, 0) == 42
 
@@ -255,7 +274,7 @@ async def test_long_polling_answers_when_a_message_arrives(
     hold.suspend_pull_request = suspend  # type: ignore[method-assign]
     loop = asyncio.get_running_loop()
     request = pull_request(
-        topic, queue_id=1, sys_flag=SUBSCRIPTION | 0x2, suspend_timeout_ms=15_000
+        topic, queue_id=1, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_timeout_ms=15_000
     )
     pending = asyncio.create_task(client.invoke(broker.address, request, 30.0))
     await asyncio.wait_for(held.wait(), 5)
@@ -293,7 +312,7 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
     request = pull_request(
         topic,
         queue_id=1,
-        sys_flag=SUBSCRIPTION | 0x2,
+        sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND,
         suspend_timeout_ms=15_000,
         subscription="TagA",
     )
@@ -333,7 +352,9 @@ async def test_long_polling_times_out_with_pull_not_found(
     )
     loop = asyncio.get_running_loop()
     started = loop.time()
-    request = pull_request(topic, queue_id=2, sys_flag=SUBSCRIPTION | 0x2, suspend_timeout_ms=300)
+    request = pull_request(
+        topic, queue_id=2, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_timeout_ms=300
+    )
     response = await client.invoke(broker.address, request, 10.0)
     elapsed = loop.time() - started
     assert response.code == ResponseCode.PULL_NOT_FOUND

@@ -10,10 +10,10 @@ import orjson
 import pytest
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.broker.perm_name import PERM_INHERIT, PERM_READ, PERM_WRITE
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.common.errors import ConfigError
 from orbitmq.protocol.body import TopicConfig
+from orbitmq.protocol.perm_name import PERM_INHERIT, PERM_READ, PERM_WRITE
 from orbitmq.store import MessageStoreConfig
 
 RW = PERM_READ | PERM_WRITE

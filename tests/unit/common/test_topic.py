@@ -12,6 +12,7 @@ from orbitmq.common.topic import (
     is_system_topic,
     retry_topic,
     send_forbidden_remark,
+    validate_topic,
 )
 
 
@@ -117,3 +118,33 @@ def test_the_forbidden_topics_are_exactly_rocketmqs_and_all_system_topics() -> N
 )
 def test_other_topics_take_sends_as_in_rocketmq(topic: str) -> None:
     assert send_forbidden_remark(topic) is None
+
+
+@pytest.mark.parametrize(
+    ("topic", "remark"),
+    [
+        ("", "The specified topic is blank."),
+        ("  ", "The specified topic is blank."),
+        (
+            "a b",
+            "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+        ),
+        ("t" * 128, "The specified topic is longer than topic max length."),
+        # TopicValidator checks the characters before the length.
+        (
+            "#" * 128,
+            "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+        ),
+    ],
+)
+def test_validate_topic_answers_rocketmqs_remarks(topic: str, remark: str) -> None:
+    problem = validate_topic(topic)
+    assert problem is not None
+    assert problem.remark == remark
+    assert topic_problem(topic) is not None
+
+
+def test_validate_topic_accepts_what_topic_problem_accepts() -> None:
+    for topic in ["TopicTest", "%RETRY%g", "A|B", "t" * 127]:
+        assert validate_topic(topic) is None
+        assert topic_problem(topic) is None

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from orbitmq.protocol import (
     MAX_FRAME_BYTES,
     FrameDecoder,
+    GetMaxOffsetResponseHeader,
     LanguageCode,
     ProtocolError,
     RemotingCommand,
@@ -101,6 +102,24 @@ def test_response_keeps_opaque_and_serialize_type() -> None:
     assert response.serialize_type is SerializeType.ROCKETMQ
     request.mark_oneway()
     assert request.is_oneway
+
+
+def test_success_response_carries_fields_and_body() -> None:
+    request = RemotingCommand.create_request(RequestCode.GET_MAX_OFFSET)
+    response = RemotingCommand.create_success(
+        request, GetMaxOffsetResponseHeader(offset=7), body=b"{}"
+    )
+    assert response.code == ResponseCode.SUCCESS
+    assert response.opaque == request.opaque and response.is_response
+    assert (response.remark, response.ext_fields, response.body) == (None, {"offset": "7"}, b"{}")
+
+
+def test_a_prepared_response_is_refused_in_place() -> None:
+    request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE)
+    response = RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR)
+    response.set_code_and_remark(ResponseCode.NO_PERMISSION, "forbidden")
+    assert (response.code, response.remark) == (ResponseCode.NO_PERMISSION, "forbidden")
+    assert response.opaque == request.opaque
 
 
 def test_request_opaques_differ() -> None:

@@ -11,9 +11,8 @@ from typing import Final
 
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.json_codec import Body
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 
-#: PermName.PERM_READ | PermName.PERM_WRITE: a new topic's permission.
-_READ_WRITE: Final = 0b110
 #: RocketMQ's default queue counts for a new TopicConfig.
 DEFAULT_READ_QUEUE_NUMS: Final = 16
 DEFAULT_WRITE_QUEUE_NUMS: Final = 16
@@ -31,7 +30,7 @@ class TopicConfig(Body):
     topic_name: str = ""
     read_queue_nums: int = DEFAULT_READ_QUEUE_NUMS
     write_queue_nums: int = DEFAULT_WRITE_QUEUE_NUMS
-    perm: int = _READ_WRITE
+    perm: int = PERM_READ | PERM_WRITE
     topic_filter_type: TopicFilterType = TopicFilterType.SINGLE_TAG
     topic_sys_flag: int = 0
     order: bool = False

@@ -1,5 +1,9 @@
-"""Topic and broker permission bits (RocketMQ's ``PermName``) and topic flags
-(``TopicSysFlag``)."""
+"""Permission bits of a topic, a queue and a broker (RocketMQ's ``PermName``).
+
+The broker stamps them on its topics and on itself (``brokerPermission``), the name server
+changes them (wipe and add write permission) and the client reads them from routes: the bits
+live here, once, for all three. Constants and pure functions only: safe from any thread.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,6 @@ PERM_READ: Final = 0x1 << 2
 PERM_WRITE: Final = 0x1 << 1
 #: A topic others may be created from (TBW102 when autoCreateTopicEnable).
 PERM_INHERIT: Final = 0x1
-
-#: TopicSysFlag: the topic belongs to a unit / has a subscription from a unit.
-TOPIC_FLAG_UNIT: Final = 0x1 << 0
-TOPIC_FLAG_UNIT_SUB: Final = 0x1 << 1
 
 
 def is_readable(perm: int) -> bool:
@@ -29,14 +29,10 @@ def is_inherited(perm: int) -> bool:
 
 
 def perm_to_string(perm: int) -> str:
-    """RocketMQ's ``RWX`` form: ``"RW-"`` for read and write."""
+    """RocketMQ's ``perm2String``: ``"RW-"`` for read and write, ``"R-X"`` for read and
+    inherit."""
     return (
         ("R" if is_readable(perm) else "-")
         + ("W" if is_writeable(perm) else "-")
         + ("X" if is_inherited(perm) else "-")
     )
-
-
-def build_topic_sys_flag(unit: bool, has_unit_sub: bool) -> int:
-    """RocketMQ's ``TopicSysFlag.buildSysFlag``."""
-    return (TOPIC_FLAG_UNIT if unit else 0) | (TOPIC_FLAG_UNIT_SUB if has_unit_sub else 0)
