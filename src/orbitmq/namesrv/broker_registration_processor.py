@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import logging
-import zlib
 from typing import Final
 
+from orbitmq.common import crc32
 from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.protocol import (
@@ -30,11 +30,6 @@ log = logging.getLogger(__name__)
 CRC32_NOT_MATCH_REMARK: Final = "crc32 not match"
 
 
-def body_crc32(body: bytes) -> int:
-    """RocketMQ's ``UtilAll.crc32``: CRC32 with the sign bit cleared."""
-    return zlib.crc32(body) & 0x7FFFFFFF
-
-
 class BrokerRegistrationProcessor(CodeDispatchingProcessor):
     """Answers the codes brokers send to a name server. Owns no state: the route table is
     the ``RouteInfoManager``'s, the order-topic configuration the ``KVConfigManager``'s.
@@ -55,7 +50,7 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
-        if header.body_crc32 != 0 and body_crc32(request.body) != header.body_crc32:
+        if header.body_crc32 != 0 and crc32(request.body) != header.body_crc32:
             log.warning(
                 "receive registerBroker request,crc32 not match,from %s", ctx.remote_address
             )
