@@ -35,6 +35,7 @@ from orbitmq.common.record_layout import (
     RECONSUMETIMES_POSITION_V4,
     STOREHOST_POSITION_V4,
     STORETIMESTAMP_POSITION_V4,
+    SYSFLAG_POSITION,
     TAIL_LENGTHS_SIZE,
     gather,
     walk_records,
@@ -308,7 +309,8 @@ def _fill_offset_ids(
         if value is None:
             host_at = int(starts[i]) + STOREHOST_POSITION_V4 + int(born_extra[i])
             host_len = HOST_V4_LENGTH + int(store_extra[i] - born_extra[i])
-            position = int(starts[i]) + PHYSICALOFFSET_POSITION
-            offset = int.from_bytes(data[position : position + 8], "big", signed=True)
+            # PHYSICALOFFSET, the int64 that ends where SYSFLAG starts.
+            offset_bytes = data[starts[i] + PHYSICALOFFSET_POSITION : starts[i] + SYSFLAG_POSITION]
+            offset = int.from_bytes(offset_bytes, "big", signed=True)
             ids[i] = create_message_id(bytes(data[host_at : host_at + host_len]), offset)
     return pa.array(ids, pa.string())
