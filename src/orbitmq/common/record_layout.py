@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -167,9 +166,9 @@ def gather(
     return np.ravel(picked.view(dtype)).astype(np.int64)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordWalk:
-    """Where the records at the start of some bytes begin, found by TOTALSIZE."""
+class RecordWalk(NamedTuple):
+    """Where the records at the start of some bytes begin, found by TOTALSIZE (a tuple:
+    cheap to make, and dispatch walks on every round)."""
 
     starts: list[int]
     #: Where the walk stopped: after the last record, or at what is not one.

@@ -172,9 +172,8 @@ class _PreparedBatch:
                 joint = b"\x02" if end > props_at and batch_props and view[end - 1] != 2 else b""
                 props_total = end - props_at + len(joint) + len(batch_props)
                 size = fixed + len(body) + props_total
-                failure = _item_failure(len(starts), props_total, size, max_size)
-                if failure is not None:
-                    return failure
+                if props_total > MAX_PROPERTIES_LENGTH or size > max_size:
+                    return _item_failure(len(starts), props_total, size, max_size)
                 parts += (
                     pack(
                         size,
@@ -216,23 +215,19 @@ class _PreparedBatch:
         return _Encoded(b"".join(parts), starts)
 
 
-def _item_failure(
-    index: int, props_total: int, size: int, max_size: int
-) -> PutMessageResult | None:
+def _item_failure(index: int, props_total: int, size: int, max_size: int) -> PutMessageResult:
     """Why batch item ``index`` cannot be stored, with its properties (its own and the
-    batch's) and its record this large; None when it can."""
+    batch's) and its record this large."""
     if props_total > MAX_PROPERTIES_LENGTH:
         return _failure(
             PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
             f"properties of batch item {index} are {props_total} bytes, "
             f"more than the limit {MAX_PROPERTIES_LENGTH}",
         )
-    if size > max_size:
-        return _failure(
-            PutMessageStatus.MESSAGE_ILLEGAL,
-            f"batch item {index} of {size} bytes exceeds maxMessageSize {max_size}",
-        )
-    return None
+    return _failure(
+        PutMessageStatus.MESSAGE_ILLEGAL,
+        f"batch item {index} of {size} bytes exceeds maxMessageSize {max_size}",
+    )
 
 
 def _failure(status: PutMessageStatus, remark: str) -> PutMessageResult:

@@ -36,7 +36,6 @@ from orbitmq.common.record_layout import (
     TOTALSIZE_POSITION,
     gather,
     record_prefix,
-    store_timestamp_position,
     walk_records,
 )
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
@@ -205,7 +204,10 @@ def _fields_scalar(
         # but fields past the IPv4 prefix may not be when the host flags are wrong.
         total = read_int(data, start + TOTALSIZE_POSITION)[0]
         flags = read_int(data, start + SYSFLAG_POSITION)[0]
-        prefix = record_prefix(flags).size
+        # Inline, not record_prefix(): a call per field would cost more than the reads.
+        born_extra = HOST_V6_EXTRA if flags & sf.BORNHOST_V6_FLAG else 0
+        store_extra = HOST_V6_EXTRA if flags & sf.STOREHOSTADDRESS_V6_FLAG else 0
+        prefix = BODY_POSITION_V4 + born_extra + store_extra
         body_at = start + prefix
         body_len = read_int(data, body_at - BODYLEN.size)[0] if body_at <= size else -1
         topic_at = body_at + max(body_len, 0)
@@ -222,7 +224,7 @@ def _fields_scalar(
                 offset,
                 read_int(data, start + QUEUEID_POSITION)[0],
                 read_long(data, start + QUEUEOFFSET_POSITION)[0],
-                read_long(data, start + store_timestamp_position(flags))[0],
+                read_long(data, start + STORETIMESTAMP_POSITION_V4 + born_extra)[0],
                 topic_at,
                 topic_len,
                 props_len,
