@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import zlib
 from dataclasses import dataclass
 
+from orbitmq.common import crc32
 from orbitmq.protocol import (
     RegisterBrokerBody,
     RegisterBrokerRequestHeader,
@@ -32,11 +32,6 @@ def _refusal(addr: str, request: RemotingCommand, response: RemotingCommand) -> 
     if problem is not None:
         return f"{problem} (the broker's namesrvAddr)"
     return f"code {response.code} {response.remark}"
-
-
-def body_crc32(body: bytes) -> int:
-    """RocketMQ's ``UtilAll.crc32``: CRC32 with the sign bit cleared."""
-    return zlib.crc32(body) & 0x7FFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +83,7 @@ class BrokerOuterAPI:
             ha_server_addr=broker.ha_server_addr,
             broker_id=broker.broker_id,
             compressed=False,
-            body_crc32=body_crc32(body),
+            body_crc32=crc32(body),
         )
         ext = header.to_ext_fields()
         results = await asyncio.gather(

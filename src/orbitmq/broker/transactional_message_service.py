@@ -33,7 +33,8 @@ from orbitmq.common import (
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.errors import MessageFormatError
-from orbitmq.common.message_decoder import BATCH_ITEM_PREFIX, calc_msg_length, decode_message
+from orbitmq.common.message_decoder import decode_message
+from orbitmq.common.record_layout import BATCH_ITEM_PREFIX, HOST_V6_FLAGS, calc_msg_length
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from orbitmq.protocol import ResponseCode
 from orbitmq.protocol.header import EndTransactionRequestHeader
@@ -44,7 +45,6 @@ log = logging.getLogger(__name__)
 #: The op message tag that marks a half as resolved (TransactionalMessageUtil.REMOVETAG).
 REMOVE_TAG: Final = "d"
 _HALF_QUEUE_ID: Final = 0
-_WIDEST_HOSTS: Final = sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG
 _LOAD_BATCH: Final = 256
 
 
@@ -102,7 +102,7 @@ class TransactionalMessageService:
         text = message_properties_to_string(properties)
         # Each message is stored with a record's fixed fields (IPv6 hosts, the largest), the
         # topic and the batch's own properties, in place of its batch item's 22 bytes.
-        extra = calc_msg_length(_WIDEST_HOSTS, 0, len(batch.topic.encode()), len(text.encode()) + 1)
+        extra = calc_msg_length(HOST_V6_FLAGS, 0, len(batch.topic.encode()), len(text.encode()) + 1)
         stored = len(batch.body) + count * (extra - BATCH_ITEM_PREFIX.size - 2)
         limit = self._store.config.max_message_size
         if stored > limit:

@@ -1,5 +1,6 @@
 """What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
-message codec, message ids, the clock, config files, the Service base and the error root.
+record layout and codec, RocketMQ's CRC32, message ids, the clock, config files, the Service
+base and the error root.
 
 A fact two parts need off the wire (topic names and their validation, property keys, message
 flags) has its one home here; the wire's own facts live in ``orbitmq.protocol``
@@ -7,6 +8,7 @@ flags) has its one home here; the wire's own facts live in ``orbitmq.protocol``
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock, SystemClock
 from orbitmq.common.config_file import ConfigFile
+from orbitmq.common.crc32 import crc32
 from orbitmq.common.delay_level import (
     DEFAULT_DELAY_LEVELS_MS,
     DEFAULT_MESSAGE_DELAY_LEVEL,
@@ -23,10 +25,6 @@ from orbitmq.common.message import (
     SocketAddress,
 )
 from orbitmq.common.message_decoder import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    body_crc,
-    calc_msg_length,
     count_batch_messages,
     decode_batch_messages,
     decode_message,
@@ -43,6 +41,7 @@ from orbitmq.common.message_id import (
     decode_message_id,
     is_message_id_shaped,
 )
+from orbitmq.common.record_layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, calc_msg_length
 from orbitmq.common.service import Service
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
 from orbitmq.common.topic import topic_problem
@@ -67,9 +66,9 @@ __all__ = [
     "SocketAddress",
     "SystemClock",
     "UniqueIdGenerator",
-    "body_crc",
     "calc_msg_length",
     "count_batch_messages",
+    "crc32",
     "create_message_id",
     "decode_batch_messages",
     "decode_message",

@@ -1,87 +1,45 @@
-"""RocketMQ's stored-message byte layout (``MessageDecoder``), property strings and batches.
-
-A stored record, all integers big-endian::
-
-    TOTALSIZE int32 | MAGICCODE int32 (0xDAA320A7) | BODYCRC int32 | QUEUEID int32 |
-    FLAG int32 | QUEUEOFFSET int64 | PHYSICALOFFSET int64 | SYSFLAG int32 |
-    BORNTIMESTAMP int64 | BORNHOST (4 or 16 bytes of IP, int32 port) | STORETIMESTAMP int64 |
-    STOREHOST (4 or 16 bytes of IP, int32 port) | RECONSUMETIMES int32 |
-    PREPAREDTRANSACTIONOFFSET int64 | BODYLEN int32 | BODY | TOPICLEN int8 | TOPIC |
-    PROPERTIESLEN int16 | PROPERTIES
-
-The host fields are 20 bytes instead of 8 when SYSFLAG has BORNHOST_V6_FLAG /
-STOREHOSTADDRESS_V6_FLAG. Properties are ``name\\x01value\\x02`` repeated, in UTF-8.
+"""RocketMQ's stored-message codec (``MessageDecoder``): records to and from ``MessageExt``,
+property strings, and client batch bodies. Where each field sits is
+``orbitmq.common.record_layout``'s. Properties are ``name\\x01value\\x02`` repeated, in UTF-8.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import struct
-import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 from orbitmq.common import message as message_model
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.crc32 import crc32
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message import Message, MessageExt, SocketAddress
 from orbitmq.common.message_const import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR
 from orbitmq.common.message_id import create_message_id
+from orbitmq.common.record_layout import (
+    BATCH_ITEM_PREFIX,
+    BORNHOST_POSITION,
+    HOST_V6_FLAGS,
+    MAX_PROPERTIES_LENGTH,
+    MAX_TOPIC_LENGTH,
+    MESSAGE_MAGIC_CODE,
+    PHYSICALOFFSET_POSITION,
+    PREFIX_SYSFLAG_INDEX,
+    PROPERTIESLEN,
+    RECORD_PREFIX,
+    SYSFLAG_POSITION,
+    TAIL_LENGTHS_SIZE,
+    TOPICLEN,
+    batch_items,
+    born_host_length,
+    calc_msg_length,
+    record_prefix,
+    store_host_length,
+)
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
 
-MESSAGE_MAGIC_CODE: Final = -626843481  # 0xDAA320A7 as a signed int32
-BLANK_MAGIC_CODE: Final = -875286124  # 0xCBD43194 as a signed int32
-#: The smallest end-of-file blank record: TOTALSIZE and MAGICCODE.
-END_FILE_MIN_BLANK_LENGTH: Final = 8
-MAX_PROPERTIES_LENGTH: Final = 32767
-MAX_TOPIC_LENGTH: Final = 127
-
-#: Byte offsets of the fixed fields every record has at the same place.
-TOTALSIZE_POSITION: Final = 0
-MAGICCODE_POSITION: Final = 4
-BODYCRC_POSITION: Final = 8
-QUEUEID_POSITION: Final = 12
-FLAG_POSITION: Final = 16
-QUEUEOFFSET_POSITION: Final = 20
-PHYSICALOFFSET_POSITION: Final = 28
-SYSFLAG_POSITION: Final = 36
-BORNTIMESTAMP_POSITION: Final = 40
-BORNHOST_POSITION: Final = 48
-
-_INT: Final = struct.Struct(">i")
-_SHORT: Final = struct.Struct(">h")
-_BYTE: Final = struct.Struct(">B")
-
-
-def _record_struct(born_host_len: int, store_host_len: int) -> struct.Struct:
-    # Everything from TOTALSIZE to BODYLEN in one pack: the hot path makes one call per record.
-    return struct.Struct(f">iiiiiqqiq{born_host_len}sq{store_host_len}siqi")
-
-
-#: Record prefix layouts, indexed by (born host is IPv6) * 2 + (store host is IPv6).
-RECORD_PREFIX: Final = (
-    _record_struct(8, 8),
-    _record_struct(8, 20),
-    _record_struct(20, 8),
-    _record_struct(20, 20),
-)
-
-
-def record_prefix(sys_flag: int) -> struct.Struct:
-    """The fixed-prefix layout (TOTALSIZE..BODYLEN) of a record with this SYSFLAG."""
-    born_v6 = 1 if sys_flag & sf.BORNHOST_V6_FLAG else 0
-    store_v6 = 1 if sys_flag & sf.STOREHOSTADDRESS_V6_FLAG else 0
-    return RECORD_PREFIX[born_v6 * 2 + store_v6]
-
-
-def calc_msg_length(sys_flag: int, body_length: int, topic_length: int, props_length: int) -> int:
-    """Total size of a stored record (RocketMQ's ``calMsgLength``)."""
-    return record_prefix(sys_flag).size + body_length + 1 + topic_length + 2 + props_length
-
-
-def body_crc(body: bytes | bytearray | memoryview) -> int:
-    """The BODYCRC RocketMQ stores: CRC-32 (zlib) of the body, masked to 31 bits."""
-    return zlib.crc32(body) & 0x7FFFFFFF
+_SYSFLAG: Final = struct.Struct(">i")
 
 
 # -- properties ------------------------------------------------------------------------
@@ -110,7 +68,7 @@ def encode_message(message: MessageExt, properties_string: str | None = None) ->
     """
     if properties_string is None:
         properties_string = message_properties_to_string(message.properties)
-    sys_flag = message.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG)
+    sys_flag = message.sys_flag & ~HOST_V6_FLAGS
     if is_ipv6(message.born_host):
         sys_flag |= sf.BORNHOST_V6_FLAG
     if is_ipv6(message.store_host):
@@ -160,21 +118,20 @@ def pack_record(
             f"topic of {len(topic)} bytes (limit {MAX_TOPIC_LENGTH}) or properties of "
             f"{len(properties)} bytes (limit {MAX_PROPERTIES_LENGTH}) do not fit a record"
         )
-    born_len = 20 if sys_flag & sf.BORNHOST_V6_FLAG else 8
-    store_len = 20 if sys_flag & sf.STOREHOSTADDRESS_V6_FLAG else 8
+    born_len = born_host_length(sys_flag)
+    store_len = store_host_length(sys_flag)
     if len(born_host) != born_len or len(store_host) != store_len:
         raise MessageFormatError(
             f"packed hosts of {len(born_host)} and {len(store_host)} bytes do not match "
             f"SYSFLAG {sys_flag:#x} ({born_len} and {store_len} expected)"
         )
-    prefix = record_prefix(sys_flag)
-    total = prefix.size + len(body) + 1 + len(topic) + 2 + len(properties)
+    total = calc_msg_length(sys_flag, len(body), len(topic), len(properties))
     return b"".join(
         (
-            prefix.pack(
+            record_prefix(sys_flag).pack(
                 total,
                 MESSAGE_MAGIC_CODE,
-                body_crc(body) if crc is None else crc,
+                crc32(body) if crc is None else crc,
                 queue_id,
                 flag,
                 queue_offset,
@@ -189,9 +146,9 @@ def pack_record(
                 len(body),
             ),
             body,
-            _BYTE.pack(len(topic)),
+            TOPICLEN.pack(len(topic)),
             topic,
-            _SHORT.pack(len(properties)),
+            PROPERTIESLEN.pack(len(properties)),
             properties,
         )
     )
@@ -219,7 +176,7 @@ def decode_message(
 def _decode(view: memoryview, position: int, read_body: bool, check_crc: bool) -> MessageExt:
     if len(view) - position < BORNHOST_POSITION:
         raise MessageFormatError(f"{len(view) - position} bytes at {position} are too few")
-    sys_flag = _INT.unpack_from(view, position + SYSFLAG_POSITION)[0]
+    sys_flag = _SYSFLAG.unpack_from(view, position + SYSFLAG_POSITION)[0]
     prefix = record_prefix(sys_flag)
     (
         total,
@@ -240,22 +197,22 @@ def _decode(view: memoryview, position: int, read_body: bool, check_crc: bool) -
     ) = prefix.unpack_from(view, position)
     if magic != MESSAGE_MAGIC_CODE:
         raise MessageFormatError(f"magic code {magic & 0xFFFFFFFF:#010x} is not a message's")
-    if total < prefix.size + 3 or position + total > len(view) or body_len < 0:
+    if total < prefix.size + TAIL_LENGTHS_SIZE or position + total > len(view) or body_len < 0:
         raise MessageFormatError(f"total size {total} does not fit the {len(view)}-byte buffer")
     pos = position + prefix.size
     body_view = view[pos : pos + body_len]
-    if check_crc and body_crc(body_view) != crc:
+    if check_crc and crc32(body_view) != crc:
         raise MessageFormatError(f"body CRC mismatch at physical offset {physical_offset}")
     pos += body_len
     topic_len = view[pos]
-    topic = bytes(view[pos + 1 : pos + 1 + topic_len]).decode()
-    pos += 1 + topic_len
-    props_len = _SHORT.unpack_from(view, pos)[0]
-    props = bytes(view[pos + 2 : pos + 2 + props_len]).decode()
-    if pos + 2 + props_len != position + total:
-        raise MessageFormatError(
-            f"record fields end at {pos + 2 + props_len}, not {position + total}"
-        )
+    pos += TOPICLEN.size
+    topic = bytes(view[pos : pos + topic_len]).decode()
+    pos += topic_len
+    props_len = PROPERTIESLEN.unpack_from(view, pos)[0]
+    pos += PROPERTIESLEN.size
+    props = bytes(view[pos : pos + props_len]).decode()
+    if pos + props_len != position + total:
+        raise MessageFormatError(f"record fields end at {pos + props_len}, not {position + total}")
     return MessageExt(
         topic=topic,
         body=bytes(body_view) if read_body else b"",
@@ -330,116 +287,96 @@ _POSITIONAL_MESSAGE_EXT: Final = (
 )
 
 
-def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
-    """Append the records of ``data`` to ``out`` from the start, as long as they are
-    well-formed; returns the position of the first record not taken (``len(data)`` if all).
+def _unpack_host(hosts: dict[bytes, SocketAddress], raw: bytes) -> SocketAddress:
+    """``raw`` unpacked, and remembered in ``hosts``: a batch's records come from a few
+    producers and one store."""
+    host = hosts[raw] = unpack_socket_address(raw)
+    return host
 
-    The per-batch fast path of :func:`decode_messages` (a pull answer holds hundreds of
-    records): fields are sliced from the bytes directly rather than through memoryviews,
-    the message is built positionally, and what repeats from record to record -- the topic,
-    the unpacked hosts, the host part of the message id -- is computed once per batch, and
-    an ASCII property string is left to the message to parse if anyone reads it. Anything
-    unusual stops it without raising, so errors are reported by the one decoder.
+
+def _id_prefix(prefixes: dict[bytes, str], raw: bytes) -> str:
+    """The host part of the offset message id of store host ``raw``, and remembered in
+    ``prefixes`` (create_message_id's layout: the packed host in upper-case hex, then the
+    offset as int64, which is the record's own PHYSICALOFFSET bytes)."""
+    prefix = prefixes[raw] = raw.hex().upper()
+    return prefix
+
+
+def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
+    """Append the well-formed records at the start of ``data`` to ``out``; returns where the
+    first record not taken starts (``len(data)`` if none).
+
+    The fast path of :func:`decode_messages`: fields sliced from the bytes, messages built
+    positionally, what repeats from record to record (topic, hosts, message id prefix)
+    computed once per batch, ASCII property strings parsed only if read. Anything unusual
+    stops it without raising: the one decoder reports errors.
     """
-    end = len(data)
-    position = 0
+    end, position = len(data), 0
     hosts: dict[bytes, SocketAddress] = {}
     id_prefixes: dict[bytes, str] = {}
-    topic_raw = b""
-    topic = ""
-    v6_mask = sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG
+    topic_raw, topic = b"", ""
     # IPv4 hosts are the rule: unpack with that layout, and again only if SYSFLAG says not.
-    unpack_v4 = RECORD_PREFIX[0].unpack_from
-    size_v4 = RECORD_PREFIX[0].size
-    unpack_short = _SHORT.unpack_from
-    parse_properties = string_to_message_properties
-    new_message = MessageExt
-    append = out.append
+    unpack_v4, size_v4 = RECORD_PREFIX[0].unpack_from, RECORD_PREFIX[0].size
+    unpack_props_len = PROPERTIESLEN.unpack_from
     try:
         while end - position >= size_v4:
             fields = unpack_v4(data, position)
-            if fields[7] & v6_mask:
-                prefix = record_prefix(fields[7])
-                if end - position < prefix.size:
-                    break
-                fields = prefix.unpack_from(data, position)
-                pos = position + prefix.size
-            else:
-                pos = position + size_v4
-            (
-                total,
-                magic,
-                crc,
-                queue_id,
-                flag,
-                queue_offset,
-                physical_offset,
-                sys_flag,
-                born_ts,
-                born_raw,
-                store_ts,
-                store_raw,
-                reconsume_times,
-                prepared_offset,
-                body_len,
-            ) = fields
+            prefix_size = size_v4
+            if fields[PREFIX_SYSFLAG_INDEX] & HOST_V6_FLAGS:
+                # Too few bytes for this layout raise struct.error: the record is declined.
+                prefix = record_prefix(fields[PREFIX_SYSFLAG_INDEX])
+                fields, prefix_size = prefix.unpack_from(data, position), prefix.size
+            # One unpack (slices would cost more than a tenth of the record's decoding).
+            (total, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_ts,
+             born_raw, store_ts, store_raw, reconsume, prepared, body_len) = fields  # fmt: skip
+            body_at = position + prefix_size
+            body_end = body_at + body_len
             record_end = position + total
-            body_end = pos + body_len
-            # The body, the topic length byte and the properties length all inside the
-            # record, and the record inside the buffer.
-            if magic != MESSAGE_MAGIC_CODE or not pos <= body_end <= record_end - 3 <= end - 3:
+            # The body and the two tail lengths inside the record, the record in the buffer.
+            if magic != MESSAGE_MAGIC_CODE or not (
+                body_at <= body_end <= record_end - TAIL_LENGTHS_SIZE <= end - TAIL_LENGTHS_SIZE
+            ):
                 break
             topic_len = data[body_end]
-            props_at = body_end + 3 + topic_len
-            props_len = unpack_short(data, props_at - 2)[0]
+            props_at = body_end + TAIL_LENGTHS_SIZE + topic_len
+            props_len = unpack_props_len(data, props_at - PROPERTIESLEN.size)[0]
             if props_len < 0 or props_at + props_len != record_end:
                 break
-            if topic_len != len(topic_raw) or not data.startswith(topic_raw, body_end + 1):
-                topic_raw = data[body_end + 1 : body_end + 1 + topic_len]
+            topic_at = body_end + TOPICLEN.size
+            if topic_len != len(topic_raw) or not data.startswith(topic_raw, topic_at):
+                topic_raw = data[topic_at : topic_at + topic_len]
                 topic = topic_raw.decode()
             properties_text = data[props_at:record_end]
-            # An ASCII property string (the usual) is kept as it is and parsed only when
-            # someone reads ``properties``; any other is decoded now, so that invalid UTF-8
-            # is still reported here.
+            # ASCII properties (the usual) are parsed only if read; others are decoded now,
+            # so that invalid UTF-8 is still reported here.
             lazy = properties_text.isascii()
-            born_host = hosts.get(born_raw)
-            if born_host is None:
-                born_host = hosts[born_raw] = unpack_socket_address(born_raw)
-            store_host = hosts.get(store_raw)
-            if store_host is None:
-                store_host = hosts[store_raw] = unpack_socket_address(store_raw)
-            id_prefix = id_prefixes.get(store_raw)
-            if id_prefix is None:
-                id_prefix = id_prefixes[store_raw] = store_raw.hex().upper()
-            message = new_message(
+            message = MessageExt(
                 topic,
-                data[pos:body_end] if read_body else b"",
+                data[body_at:body_end] if read_body else b"",
                 flag,
-                _PARSED_LATER if lazy else parse_properties(properties_text.decode()),
+                _PARSED_LATER if lazy else string_to_message_properties(properties_text.decode()),
                 queue_id,
                 total,
                 queue_offset,
                 sys_flag,
                 born_ts,
-                born_host,
+                hosts.get(born_raw) or _unpack_host(hosts, born_raw),
                 store_ts,
-                store_host,
-                # create_message_id's layout: packed store host, then the offset as
-                # int64 -- which is the record's own PHYSICALOFFSET bytes.
-                id_prefix
+                hosts.get(store_raw) or _unpack_host(hosts, store_raw),
+                (id_prefixes.get(store_raw) or _id_prefix(id_prefixes, store_raw))
                 + data[position + PHYSICALOFFSET_POSITION : position + SYSFLAG_POSITION]
                 .hex()
                 .upper(),
                 physical_offset,
                 crc,
-                reconsume_times,
-                prepared_offset,
+                reconsume,
+                prepared,
             )
             if lazy:
                 # MessageExt parses the text on the first read of the unset slot.
                 del message.properties
                 message._properties_text = properties_text
-            append(message)
+            out.append(message)
             position = record_end
     except (struct.error, ValueError, UnicodeDecodeError, IndexError):
         pass  # this record is left to decode_message, which reports it
@@ -447,9 +384,6 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
 
 
 # -- client batch encoding -------------------------------------------------------------
-
-#: A message inside a batch body: TOTALSIZE, MAGICCODE, BODYCRC, FLAG, BODYLEN.
-BATCH_ITEM_PREFIX: Final = struct.Struct(">iiiii")
 
 
 def encode_batch_message(message: Message) -> bytes:
@@ -459,12 +393,12 @@ def encode_batch_message(message: Message) -> bytes:
         raise MessageFormatError(
             f"properties of {len(props)} bytes exceed the limit {MAX_PROPERTIES_LENGTH}"
         )
-    total = BATCH_ITEM_PREFIX.size + len(message.body) + 2 + len(props)
+    total = BATCH_ITEM_PREFIX.size + len(message.body) + PROPERTIESLEN.size + len(props)
     return b"".join(
         (
             BATCH_ITEM_PREFIX.pack(total, 0, 0, message.flag, len(message.body)),
             message.body,
-            _SHORT.pack(len(props)),
+            PROPERTIESLEN.pack(len(props)),
             props,
         )
     )
@@ -475,40 +409,21 @@ def encode_batch_messages(messages: Iterable[Message]) -> bytes:
     return b"".join(encode_batch_message(m) for m in messages)
 
 
-def _batch_items(view: memoryview) -> Iterator[tuple[int, int, int, int]]:
-    """Each item of a batch body: (flag, body start, properties start, end); raises
-    MessageFormatError at the first item whose lengths do not fit."""
-    position = 0
-    try:
-        while position < len(view):
-            total, _magic, _crc, flag, body_len = BATCH_ITEM_PREFIX.unpack_from(view, position)
-            start = position + BATCH_ITEM_PREFIX.size
-            props_at = start + body_len
-            props_len = _SHORT.unpack_from(view, props_at)[0]
-            end = props_at + 2 + props_len
-            if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
-                raise MessageFormatError(f"batch item at {position} has inconsistent lengths")
-            yield flag, start, props_at + 2, end
-            position = end
-    except struct.error as exc:
-        raise MessageFormatError(f"malformed batch body at {position}: {exc}") from exc
-
-
 def count_batch_messages(body: bytes | memoryview) -> int:
     """How many messages a batch body holds; raises MessageFormatError when it is
     malformed."""
-    return sum(1 for _ in _batch_items(memoryview(body)))
+    return sum(1 for _ in batch_items(memoryview(body)))
 
 
 def decode_batch_messages(body: bytes | memoryview, topic: str = "") -> list[Message]:
     """The messages of a batch body; raises MessageFormatError when it is malformed."""
     view = memoryview(body)
     messages: list[Message] = []
-    for flag, start, props_at, end in _batch_items(view):
+    for flag, start, props_at, end in batch_items(view):
         try:
             props = bytes(view[props_at:end]).decode()
         except UnicodeDecodeError as exc:
             raise MessageFormatError(f"malformed batch properties at {props_at}: {exc}") from exc
-        body_bytes = bytes(view[start : props_at - 2])
+        body_bytes = bytes(view[start : props_at - PROPERTIESLEN.size])
         messages.append(Message(topic, body_bytes, flag, string_to_message_properties(props)))
     return messages

@@ -2,10 +2,7 @@
 wiring that serves them (RocketMQ's ``namesrv`` module)."""
 
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
-from orbitmq.namesrv.broker_registration_processor import (
-    BrokerRegistrationProcessor,
-    body_crc32,
-)
+from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProcessor
 from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from orbitmq.namesrv.kv_config_processor import KVConfigProcessor
 from orbitmq.namesrv.namesrv_config import NamesrvConfig, load_namesrv_config
@@ -32,6 +29,5 @@ __all__ = [
     "RegisterBrokerResult",
     "RouteInfoManager",
     "RouteQueryProcessor",
-    "body_crc32",
     "load_namesrv_config",
 ]

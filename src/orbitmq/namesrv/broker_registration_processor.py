@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import logging
-import zlib
 from typing import Final
 
+from orbitmq.common import crc32
 from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.protocol import (
@@ -28,11 +28,6 @@ log = logging.getLogger(__name__)
 
 #: RocketMQ's remark when the body does not match its header's bodyCrc32.
 CRC32_NOT_MATCH_REMARK: Final = "crc32 not match"
-
-
-def body_crc32(body: bytes) -> int:
-    """RocketMQ's ``UtilAll.crc32``: CRC32 with the sign bit cleared."""
-    return zlib.crc32(body) & 0x7FFFFFFF
 
 
 class BrokerRegistrationProcessor(CodeDispatchingProcessor):
@@ -63,7 +58,7 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
-        if header.body_crc32 != 0 and body_crc32(request.body) != header.body_crc32:
+        if header.body_crc32 != 0 and crc32(request.body) != header.body_crc32:
             log.warning(
                 "receive registerBroker request,crc32 not match,from %s", ctx.remote_address
             )

@@ -6,12 +6,11 @@ follow from its SYSFLAG: IPv6 hosts are 12 bytes longer); bodies and property st
 Arrow binary views over the pulled bytes, copied out in one gather each; property strings are
 split into the ``properties`` map, and ``tags``, ``keys`` and ``msgId`` looked up in it, by
 Arrow's compute kernels. Only finding where each record starts walks the records one by one.
-The layout is RocketMQ's stored record (``orbitmq.common.message_decoder``).
+The layout is RocketMQ's stored record (``orbitmq.common.record_layout``).
 """
 
 from __future__ import annotations
 
-import struct
 import zlib
 from typing import Any, Final
 
@@ -21,92 +20,53 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from orbitmq.common import message_const as mc
-from orbitmq.common import message_decoder as md
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message_id import create_message_id
+from orbitmq.common.record_layout import (
+    BODY_POSITION_V4,
+    BODYLEN_POSITION_V4,
+    HOST_V4_LENGTH,
+    HOST_V6_EXTRA,
+    HOST_V6_FLAGS,
+    PHYSICALOFFSET_POSITION,
+    PREFIX_V4_DTYPE,
+    PROPERTIESLEN,
+    RECONSUMETIMES_POSITION_V4,
+    STOREHOST_POSITION_V4,
+    STORETIMESTAMP_POSITION_V4,
+    SYSFLAG_POSITION,
+    TAIL_LENGTHS_SIZE,
+    gather,
+    walk_records,
+    windows,
+)
 from orbitmq.spark.schema import ARROW_SCHEMA
 
 #: A pull answer's stored records, or several answers' back to back.
 Records = bytes | bytearray | memoryview
-_SIZE: Final = struct.Struct(">i")
 _INT32: Final = pa.int32()
 _TIMESTAMP: Final = ARROW_SCHEMA.field("storeTimestamp").type
 _KEYS_TYPE: Final = ARROW_SCHEMA.field("keys").type
-#: Extra bytes of an IPv6 host (16-byte address) over an IPv4 one (4 bytes).
-_V6_EXTRA: Final = 12
 _PROPERTY_SEPARATOR: Final = ord(mc.PROPERTY_SEPARATOR)
 _NAME_VALUE_SEPARATOR: Final = ord(mc.NAME_VALUE_SEPARATOR)
-#: Positions in an all-IPv4 record; IPv6 hosts push the later fields back.
-_STORE_TS_V4: Final = md.BORNHOST_POSITION + 8
-_STORE_HOST_V4: Final = _STORE_TS_V4 + 8
-_RECONSUME_V4: Final = _STORE_HOST_V4 + 8
-_BODY_LEN_V4: Final = _RECONSUME_V4 + 4 + 8
-
-
-#: The fixed prefix (TOTALSIZE..BODYLEN) of a record whose hosts are both IPv4.
-_V4_PREFIX: Final = np.dtype(
-    [
-        ("total", ">i4"),
-        ("magic", ">i4"),
-        ("body_crc", ">i4"),
-        ("queue_id", ">i4"),
-        ("flag", ">i4"),
-        ("queue_offset", ">i8"),
-        ("physical_offset", ">i8"),
-        ("sys_flag", ">i4"),
-        ("born_ts", ">i8"),
-        ("born_host", "V8"),
-        ("store_ts", ">i8"),
-        ("store_host", "V8"),
-        ("reconsume", ">i4"),
-        ("prepared", ">i8"),
-        ("body_len", ">i4"),
-    ]
-)
 #: A binary view: length, then 12 bytes inline (short values) or a 4-byte prefix, the
 #: buffer index and the offset (Arrow's BinaryView layout, little-endian).
 _VIEW: Final = np.dtype([("length", "<i4"), ("prefix", "V4"), ("buffer", "<i4"), ("offset", "<i4")])
 _INLINE_MAX: Final = 12
 
 
-def _gather(
-    data: npt.NDArray[np.uint8], positions: npt.NDArray[np.int64], width: int, dtype: str
-) -> npt.NDArray[Any]:
-    """The big-endian integer of ``width`` bytes at each of ``positions``."""
-    return np.ravel(_windows(data, positions, width).view(dtype))
-
-
-def _windows(
-    data: npt.NDArray[np.uint8], positions: npt.NDArray[np.int64], width: int
-) -> npt.NDArray[np.uint8]:
-    """The ``width`` bytes at each of ``positions``, a row each (one gather of rows of a
-    sliding-window view: no index per byte)."""
-    if not len(positions):
-        return np.zeros((0, width), np.uint8)
-    windows = np.lib.stride_tricks.sliding_window_view(data, width)
-    picked: npt.NDArray[np.uint8] = windows[positions]
-    return picked
-
-
 def _record_starts(data: Records) -> list[int]:
-    """Where each record begins: the one walk that cannot be vectorised (each record's
-    size says where the next starts)."""
-    starts: list[int] = []
-    append = starts.append
-    size_at = _SIZE.unpack_from
-    position, end = 0, len(data)
-    while position < end:
-        if end - position < md.END_FILE_MIN_BLANK_LENGTH:
-            raise MessageFormatError(f"a record at {position} is cut short")
-        append(position)
-        size = size_at(data, position)[0]
-        if size <= 0:
-            raise MessageFormatError(f"a record at {position} has size {size}")
-        position += size
-    if position != end:
-        raise MessageFormatError(f"the last record runs {position - end} bytes past the answer")
-    return starts
+    """Where each record begins; raises MessageFormatError unless the answer is records
+    back to back up to its end."""
+    walk = walk_records(data, len(data))
+    if walk.overrun:
+        raise MessageFormatError(f"the last record runs {walk.overrun} bytes past the answer")
+    if walk.problem:
+        raise MessageFormatError(walk.problem)
+    if walk.end_of_file:
+        raise MessageFormatError(f"a pull answer holds a blank record's magic code at {walk.end}")
+    return walk.starts
 
 
 def _pieces(
@@ -246,22 +206,22 @@ def _strings(
 
 def _prefixes(raw: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64]) -> dict[str, Any]:
     """Every record's fixed fields, as arrays by name; IPv6 hosts move the later ones."""
-    prefix = _windows(raw, starts, _V4_PREFIX.itemsize).view(_V4_PREFIX).ravel()
+    prefix = windows(raw, starts, PREFIX_V4_DTYPE.itemsize).view(PREFIX_V4_DTYPE).ravel()
     sys_flag = prefix["sys_flag"]
-    v6 = sys_flag & (sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG)
-    fields = {name: prefix[name] for name in ("total", "magic", "queue_offset", "born_ts")}
+    v6 = sys_flag & HOST_V6_FLAGS
+    fields = {name: prefix[name] for name in ("total", "queue_offset", "born_ts")}
     fields["sys_flag"] = sys_flag
     if not v6.any():
         fields["born_extra"] = fields["store_extra"] = np.zeros(len(starts), np.int64)
         for name in ("store_ts", "reconsume", "body_len"):
             fields[name] = prefix[name]
         return fields
-    born_extra = np.where(sys_flag & sf.BORNHOST_V6_FLAG, _V6_EXTRA, 0)
-    store_extra = born_extra + np.where(sys_flag & sf.STOREHOSTADDRESS_V6_FLAG, _V6_EXTRA, 0)
+    born_extra = np.where(sys_flag & sf.BORNHOST_V6_FLAG, HOST_V6_EXTRA, 0)
+    store_extra = born_extra + np.where(sys_flag & sf.STOREHOSTADDRESS_V6_FLAG, HOST_V6_EXTRA, 0)
     fields["born_extra"], fields["store_extra"] = born_extra, store_extra
-    fields["store_ts"] = _gather(raw, starts + _STORE_TS_V4 + born_extra, 8, ">i8")
-    fields["reconsume"] = _gather(raw, starts + _RECONSUME_V4 + store_extra, 4, ">i4")
-    fields["body_len"] = _gather(raw, starts + _BODY_LEN_V4 + store_extra, 4, ">i4")
+    fields["store_ts"] = gather(raw, starts + STORETIMESTAMP_POSITION_V4 + born_extra, ">i8")
+    fields["reconsume"] = gather(raw, starts + RECONSUMETIMES_POSITION_V4 + store_extra, ">i4")
+    fields["body_len"] = gather(raw, starts + BODYLEN_POSITION_V4 + store_extra, ">i4")
     return fields
 
 
@@ -280,20 +240,16 @@ def records_to_batch(
     starts = np.array(_record_starts(data), np.int64)
     n = len(starts)
     raw = np.frombuffer(data, np.uint8)
-    if n and int(starts[-1]) + _V4_PREFIX.itemsize > len(data):
-        raise MessageFormatError("the last record is shorter than a record's fixed fields")
     fields = _prefixes(raw, starts)
-    if (fields["magic"] != md.MESSAGE_MAGIC_CODE).any():
-        raise MessageFormatError("a pull answer holds a record with a bad magic code")
     sys_flag = fields["sys_flag"]
-    body_start = starts + _BODY_LEN_V4 + 4 + fields["store_extra"]
+    body_start = starts + BODY_POSITION_V4 + fields["store_extra"]
     body_end = body_start + fields["body_len"]
     record_end = starts + fields["total"]
-    if (body_end + 3 > record_end).any():
+    if (body_end + TAIL_LENGTHS_SIZE > record_end).any():
         raise MessageFormatError("a record's body runs past the record")
     topic_len = raw[body_end].astype(np.int64)
-    props_start = body_end + 3 + topic_len
-    props_len = _gather(raw, props_start - 2, 2, ">i2")
+    props_start = body_end + TAIL_LENGTHS_SIZE + topic_len
+    props_len = gather(raw, props_start - PROPERTIESLEN.size, ">i2")
     if (props_start + props_len != record_end).any():
         raise MessageFormatError("a record's properties do not end the record")
 
@@ -351,9 +307,10 @@ def _fill_offset_ids(
     ids = msg_ids.to_pylist()
     for i, value in enumerate(ids):
         if value is None:
-            host_at = int(starts[i]) + _STORE_HOST_V4 + int(born_extra[i])
-            host_len = 8 + int(store_extra[i] - born_extra[i])
-            position = int(starts[i]) + md.PHYSICALOFFSET_POSITION
-            offset = int.from_bytes(data[position : position + 8], "big", signed=True)
+            host_at = int(starts[i]) + STOREHOST_POSITION_V4 + int(born_extra[i])
+            host_len = HOST_V4_LENGTH + int(store_extra[i] - born_extra[i])
+            # PHYSICALOFFSET, the int64 that ends where SYSFLAG starts.
+            offset_bytes = data[starts[i] + PHYSICALOFFSET_POSITION : starts[i] + SYSFLAG_POSITION]
+            offset = int.from_bytes(offset_bytes, "big", signed=True)
             ids[i] = create_message_id(bytes(data[host_at : host_at + host_len]), offset)
     return pa.array(ids, pa.string())

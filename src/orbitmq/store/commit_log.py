@@ -1,6 +1,6 @@
 """CommitLog: the one sequential log of every message a broker stores (R12).
 
-Records have RocketMQ's layout (``orbitmq.common.message_decoder``). A record never spans two
+Records have RocketMQ's layout (``orbitmq.common.record_layout``). A record never spans two
 files: when one does not fit, the rest of the file gets an end-of-file blank record
 (TOTALSIZE = bytes left, MAGICCODE 0xCBD43194) and the record goes to the next file.
 """
@@ -14,22 +14,30 @@ import time
 from dataclasses import dataclass
 from typing import Final
 
-from isal.isal_zlib import crc32
-
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.clock import Clock
+from orbitmq.common.crc32 import crc32
+from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.message import MessageExtBatch, MessageExtBrokerInner, SocketAddress
-from orbitmq.common.message_decoder import (
-    BATCH_ITEM_PREFIX,
+from orbitmq.common.message_decoder import message_properties_to_string
+from orbitmq.common.message_id import create_message_id
+from orbitmq.common.record_layout import (
     BLANK_MAGIC_CODE,
     END_FILE_MIN_BLANK_LENGTH,
+    HOST_V6_FLAGS,
     MAX_PROPERTIES_LENGTH,
     MESSAGE_MAGIC_CODE,
-    message_properties_to_string,
+    MIN_RECORD_SIZE,
+    PROPERTIESLEN,
+    RECORD_HEAD,
+    SYSFLAG_POSITION,
+    TOPICLEN,
+    batch_items,
+    calc_msg_length,
     record_prefix,
+    store_timestamp_position,
 )
-from orbitmq.common.message_id import create_message_id
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, topic_problem
 from orbitmq.store.file_system import FileSystem
@@ -45,13 +53,12 @@ from orbitmq.store.put_message_result import (
 
 log = logging.getLogger(__name__)
 
-_BLANK: Final = struct.Struct(">ii")
 #: How far ahead of the writer a commit log file that is not preallocated reserves blocks,
 #: at most: appends into reserved blocks cost 2-3 us of CPU less per 1 KiB message than
 #: appends that allocate as they go (benchmarks.md, "sparse files").
 COMMIT_LOG_ALLOCATION_CHUNK: Final = 64 * 1024 * 1024
-_TIMESTAMP: Final = struct.Struct(">q")
-_SHORT: Final = struct.Struct(">h")
+_SYSFLAG: Final = struct.Struct(">i")
+_STORETIMESTAMP: Final = struct.Struct(">q")
 _UNCHECKED: Final = "?"
 _BATCH_TRANSACTION_TYPES: Final = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
 
@@ -93,7 +100,7 @@ class _PreparedMessage:
                 record_prefix(self.sys_flag).pack(
                     self.size,
                     MESSAGE_MAGIC_CODE,
-                    crc32(body) & 0x7FFFFFFF,
+                    crc32(body),
                     msg.queue_id,
                     msg.flag,
                     queue_offset,
@@ -108,9 +115,9 @@ class _PreparedMessage:
                     len(body),
                 ),
                 body,
-                bytes((len(self.topic_raw),)),
+                TOPICLEN.pack(len(self.topic_raw)),
                 self.topic_raw,
-                _SHORT.pack(len(self.props)),
+                PROPERTIESLEN.pack(len(self.props)),
                 self.props,
             )
         )
@@ -142,57 +149,36 @@ class _PreparedBatch:
         batch_props = self.batch_props
         topic = batch.topic.encode()
         prefix = record_prefix(self.sys_flag)
-        fixed = prefix.size + 1 + len(topic) + 2
+        fixed = calc_msg_length(self.sys_flag, 0, len(topic), 0)
         view = memoryview(batch.body)
         parts: list[bytes | memoryview] = []
         starts: list[int] = []
-        position = 0
         out_size = 0
         max_size = log.config.max_message_size
         pack = prefix.pack
+        pack_props_len = PROPERTIESLEN.pack
         host = log.store_host_bytes
         born_host = self.born_host
         sys_flag = self.sys_flag
         queue_id = batch.queue_id
         born_timestamp = batch.born_timestamp
         prepared_offset = batch.prepared_transaction_offset
-        topic_head = bytes((len(topic),)) + topic
+        topic_head = TOPICLEN.pack(len(topic)) + topic
         try:
-            while position < len(view):
-                total, _m, _c, flag, body_len = BATCH_ITEM_PREFIX.unpack_from(view, position)
-                body_at = position + BATCH_ITEM_PREFIX.size
-                props_at = body_at + body_len
-                props_len = _SHORT.unpack_from(view, props_at)[0]
-                end = props_at + 2 + props_len
-                if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
-                    return _failure(
-                        PutMessageStatus.MESSAGE_ILLEGAL,
-                        f"batch item at byte {position} has inconsistent lengths",
-                    )
-                props = view[props_at + 2 : end]
+            for flag, body_at, props_at, end in batch_items(view):
+                body = view[body_at : props_at - PROPERTIESLEN.size]
                 # The batch's own properties follow the message's, joined by a separator
                 # when the message's do not end with one; parts, not copies.
-                joint = b"\x02" if props_len and batch_props and view[end - 1] != 2 else b""
-                props_total = props_len + len(joint) + len(batch_props)
-                if props_total > MAX_PROPERTIES_LENGTH:
-                    return _failure(
-                        PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                        f"properties of batch item {len(starts)} are {props_total} bytes, "
-                        f"more than the limit {MAX_PROPERTIES_LENGTH}",
-                    )
-                size = fixed + body_len + props_total
-                if size > max_size:
-                    return _failure(
-                        PutMessageStatus.MESSAGE_ILLEGAL,
-                        f"batch item {len(starts)} of {size} bytes exceeds "
-                        f"maxMessageSize {max_size}",
-                    )
-                body = view[body_at:props_at]
+                joint = b"\x02" if end > props_at and batch_props and view[end - 1] != 2 else b""
+                props_total = end - props_at + len(joint) + len(batch_props)
+                size = fixed + len(body) + props_total
+                if props_total > MAX_PROPERTIES_LENGTH or size > max_size:
+                    return _item_failure(len(starts), props_total, size, max_size)
                 parts += (
                     pack(
                         size,
                         MESSAGE_MAGIC_CODE,
-                        crc32(body) & 0x7FFFFFFF,  # RocketMQ's BODYCRC, inlined: hot loop
+                        crc32(body),
                         queue_id,
                         flag,
                         queue_offset + len(starts),
@@ -204,20 +190,21 @@ class _PreparedBatch:
                         host,
                         0,
                         prepared_offset,
-                        body_len,
+                        len(body),
                     ),
                     body,
                     topic_head,
-                    _SHORT.pack(props_total),
-                    props,
+                    pack_props_len(props_total),
+                    view[props_at:end],
                     joint,
                     batch_props,
                 )
                 starts.append(out_size)
                 out_size += size
-                position = end
-        except struct.error as exc:
-            return _failure(PutMessageStatus.MESSAGE_ILLEGAL, f"malformed batch body: {exc}")
+        except MessageFormatError as exc:
+            return _failure(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
+        except struct.error as exc:  # a header field that does not fit its int type
+            return _failure(PutMessageStatus.MESSAGE_ILLEGAL, f"malformed batch: {exc}")
         if not starts:
             return _failure(PutMessageStatus.MESSAGE_ILLEGAL, "the batch holds no message")
         if out_size > max_size:
@@ -226,6 +213,21 @@ class _PreparedBatch:
                 f"batch of {out_size} bytes exceeds maxMessageSize {max_size}",
             )
         return _Encoded(b"".join(parts), starts)
+
+
+def _item_failure(index: int, props_total: int, size: int, max_size: int) -> PutMessageResult:
+    """Why batch item ``index`` cannot be stored, with its properties (its own and the
+    batch's) and its record this large."""
+    if props_total > MAX_PROPERTIES_LENGTH:
+        return _failure(
+            PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+            f"properties of batch item {index} are {props_total} bytes, "
+            f"more than the limit {MAX_PROPERTIES_LENGTH}",
+        )
+    return _failure(
+        PutMessageStatus.MESSAGE_ILLEGAL,
+        f"batch item {index} of {size} bytes exceeds maxMessageSize {max_size}",
+    )
 
 
 def _failure(status: PutMessageStatus, remark: str) -> PutMessageResult:
@@ -326,11 +328,7 @@ class CommitLog:
             flag = sf.BORNHOST_V6_FLAG if is_ipv6(msg.born_host) else 0
             packed = self._born_hosts[msg.born_host] = (pack_socket_address(msg.born_host), flag)
         born_host, born_flag = packed
-        sys_flag = (
-            (msg.sys_flag & ~(sf.BORNHOST_V6_FLAG | sf.STOREHOSTADDRESS_V6_FLAG))
-            | born_flag
-            | self._store_host_flag
-        )
+        sys_flag = (msg.sys_flag & ~HOST_V6_FLAGS) | born_flag | self._store_host_flag
         return born_host, sys_flag
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
@@ -344,7 +342,7 @@ class CommitLog:
             return failure
         born_host, sys_flag = self._host_fields(msg)
         topic = msg.topic.encode()
-        size = record_prefix(sys_flag).size + len(msg.body) + 1 + len(topic) + 2 + len(props)
+        size = calc_msg_length(sys_flag, len(msg.body), len(topic), len(props))
         if size > self.config.max_message_size:
             return _failure(
                 PutMessageStatus.MESSAGE_ILLEGAL,
@@ -462,8 +460,8 @@ class CommitLog:
         free = mapped.free_bytes
         if free >= END_FILE_MIN_BLANK_LENGTH:
             # Through the file, as every append.
-            mapped.reserve(mapped.wrote_position + _BLANK.size)
-            mapped.write(mapped.wrote_position, _BLANK.pack(free, BLANK_MAGIC_CODE))
+            mapped.reserve(mapped.wrote_position + RECORD_HEAD.size)
+            mapped.write(mapped.wrote_position, RECORD_HEAD.pack(free, BLANK_MAGIC_CODE))
         mapped.wrote_position = mapped.file_size
 
     # -- reading ------------------------------------------------------------------------
@@ -501,11 +499,10 @@ class CommitLog:
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
         """The STORETIMESTAMP of the record at ``offset``; -1 when it is not readable."""
         record = self.get_message(offset, size)
-        if record is None or len(record) < 64:
+        if record is None or len(record) < MIN_RECORD_SIZE:
             return -1
-        sys_flag = struct.unpack_from(">i", record, 36)[0]
-        born_len = 20 if sys_flag & sf.BORNHOST_V6_FLAG else 8
-        return int(_TIMESTAMP.unpack_from(record, 48 + born_len)[0])
+        sys_flag = _SYSFLAG.unpack_from(record, SYSFLAG_POSITION)[0]
+        return int(_STORETIMESTAMP.unpack_from(record, store_timestamp_position(sys_flag))[0])
 
     def is_os_page_cache_busy(self) -> bool:
         begin = self.begin_time_in_lock

@@ -24,13 +24,14 @@ from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE
 
 log = logging.getLogger(__name__)
 
+#: One unit (CQ_STORE_UNIT_SIZE bytes): commit log offset, record size, tag hash code.
 UNIT: Final = struct.Struct(">qiq")
+#: ``UNIT`` as a numpy record: a run of units read or packed as one array.
+UNIT_DTYPE: Final = np.dtype([("offset", ">i8"), ("size", ">i4"), ("tags", ">i8")])
 #: Size of a filler unit written where a queue has no message (before its first, or a gap).
 BLANK_UNIT_SIZE: Final = 0x7FFFFFFF
 _BLANK_UNIT: Final = UNIT.pack(0, BLANK_UNIT_SIZE, 0)
 
-
-_UNIT_DTYPE: Final = np.dtype([("offset", ">i8"), ("size", ">i4"), ("tags", ">i8")])
 #: Runs of this many units or more are packed with numpy, shorter ones with struct: about
 #: where they cost the same (at 500 units numpy takes two thirds of struct's time).
 _NUMPY_FROM: Final = 16
@@ -44,7 +45,7 @@ def _pack_units(offsets: list[int], sizes: list[int], tags_codes: list[int]) -> 
     """The units of a run, as they are laid out in the file."""
     if len(offsets) < _NUMPY_FROM:
         return b"".join(map(UNIT.pack, offsets, sizes, tags_codes))
-    units = np.empty(len(offsets), _UNIT_DTYPE)
+    units = np.empty(len(offsets), UNIT_DTYPE)
     units["offset"] = offsets
     units["size"] = sizes
     units["tags"] = tags_codes
@@ -57,7 +58,7 @@ def _units(mapped: MappedFile, limit: int, start: int = 0) -> npt.NDArray[np.voi
     first = start // CQ_STORE_UNIT_SIZE
     count = max(limit // CQ_STORE_UNIT_SIZE - first, 0)
     data = mapped.read(first * CQ_STORE_UNIT_SIZE, count * CQ_STORE_UNIT_SIZE)
-    return np.frombuffer(data, _UNIT_DTYPE, count)
+    return np.frombuffer(data, UNIT_DTYPE, count)
 
 
 def _valid_mask(units: npt.NDArray[np.void]) -> npt.NDArray[np.bool_]:

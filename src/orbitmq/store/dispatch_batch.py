@@ -2,7 +2,7 @@
 
 Reput and recovery walk the log with ``parse_records`` (RocketMQ's
 ``checkMessageAndReturnSize``, applied to a whole window at once). Record boundaries are
-found by a short Python walk over TOTALSIZE; the fixed fields of every record are then read
+found by the layout's walk over TOTALSIZE; the fixed fields of every record are then read
 and validated in one pass (with numpy; with struct for a few records); only the variable
 parts (topic, TAGS, KEYS, UNIQ_KEY) are picked out record by record, straight from one
 ``bytes`` copy of the window. The batch's columns are lists either way.
@@ -15,18 +15,31 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-import numpy.typing as npt
-from isal.isal_zlib import crc32
 
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.crc32 import crc32
 from orbitmq.common.java_hash import java_string_hash
-from orbitmq.common.message_decoder import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, record_prefix
+from orbitmq.common.record_layout import (
+    BODY_POSITION_V4,
+    BODYCRC_POSITION,
+    BODYLEN,
+    HOST_V6_EXTRA,
+    PHYSICALOFFSET_POSITION,
+    PROPERTIESLEN,
+    QUEUEID_POSITION,
+    QUEUEOFFSET_POSITION,
+    STORETIMESTAMP_POSITION_V4,
+    SYSFLAG_POSITION,
+    TAIL_LENGTHS_SIZE,
+    TOPICLEN,
+    TOTALSIZE_POSITION,
+    gather,
+    record_prefix,
+    walk_records,
+)
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 
-_HEAD: Final = struct.Struct(">ii")
-#: The smallest record: an 88-byte prefix, a topic length byte and a properties length.
-_MIN_RECORD: Final = 91
 _CACHE_LIMIT: Final = 65536
 _TAGS: Final = mc.PROPERTY_TAGS.encode() + b"\x01"
 _KEYS: Final = mc.PROPERTY_KEYS.encode() + b"\x01"
@@ -37,8 +50,6 @@ _UNIQ_KEY_LEN: Final = len(_UNIQ_KEY)
 
 _tags_codes: dict[bytes, int] = {}
 _topics: dict[bytes, str] = {}
-
-Int64Array = npt.NDArray[np.int64]
 
 
 @dataclass(slots=True)
@@ -90,37 +101,6 @@ class ParsedRecords:
 _SCALAR_BELOW: Final = 8
 _INT: Final = struct.Struct(">i")
 _LONG: Final = struct.Struct(">q")
-_SHORT: Final = struct.Struct(">h")
-
-
-def _gather(data: npt.NDArray[np.uint8], at: Int64Array, dtype: str) -> Int64Array:
-    """The big-endian integers of ``dtype`` at byte positions ``at`` of ``data``. A position
-    whose bytes run past the end reads garbage: callers validate."""
-    width = np.dtype(dtype).itemsize
-    index = np.minimum(at[:, None] + np.arange(width), len(data) - 1)
-    raw = np.ascontiguousarray(data[index])
-    return raw.view(dtype).ravel().astype(np.int64)
-
-
-def _walk(data: bytes | memoryview, stop: int) -> tuple[list[int], int, str, bool]:
-    """Record starts by TOTALSIZE up to ``stop``: (starts, end, problem, end_of_file)."""
-    starts: list[int] = []
-    position = 0
-    size = len(data)
-    head = _HEAD.unpack_from
-    while position < stop:
-        if size - position < 8:
-            return starts, position, "truncated record head", False
-        total, magic = head(data, position)
-        if magic != MESSAGE_MAGIC_CODE:
-            if magic == BLANK_MAGIC_CODE:
-                return starts, position, "", True
-            return starts, position, f"illegal magic code {magic & 0xFFFFFFFF:#010x}", False
-        if total < _MIN_RECORD or position + total > size:
-            return starts, position, f"total size {total} does not fit the readable bytes", False
-        starts.append(position)
-        position += total
-    return starts, position, "", False
 
 
 def _check_fields(
@@ -152,7 +132,7 @@ def _check_fields(
         ):
             # A valid record's body runs from the end of its prefix to its topic.
             body = view[start + record_prefix(flags).size : topic_at]
-            if crc32(body) & 0x7FFFFFFF != read_int(data, start + 8)[0]:
+            if crc32(body) != read_int(data, start + BODYCRC_POSITION)[0]:
                 count, problem = i, f"body CRC mismatch at physical offset {base_offset + start}"
                 break
     return count, problem, columns
@@ -179,27 +159,27 @@ def _fields_vector(
     """The fixed fields of many records, read with numpy; and whether each is consistent."""
     raw = np.frombuffer(data, np.uint8)
     at = np.array(starts, np.int64)
-    totals = _gather(raw, at, ">i4")
-    flags = _gather(raw, at + 36, ">i4")
-    born = np.where(flags & sf.BORNHOST_V6_FLAG, 20, 8)
-    store = np.where(flags & sf.STOREHOSTADDRESS_V6_FLAG, 20, 8)
-    prefix = 72 + born + store
+    totals = gather(raw, at + TOTALSIZE_POSITION, ">i4")
+    flags = gather(raw, at + SYSFLAG_POSITION, ">i4")
+    born_extra = np.where(flags & sf.BORNHOST_V6_FLAG, HOST_V6_EXTRA, 0)
+    store_extra = np.where(flags & sf.STOREHOSTADDRESS_V6_FLAG, HOST_V6_EXTRA, 0)
+    prefix = BODY_POSITION_V4 + born_extra + store_extra
     body_at = at + prefix
-    body_len = _gather(raw, body_at - 4, ">i4")
+    body_len = gather(raw, body_at - BODYLEN.size, ">i4")
     topic_at = body_at + np.clip(body_len, 0, None)
     topic_len = raw[np.minimum(topic_at, len(raw) - 1)].astype(np.int64)
-    props_len = _gather(raw, topic_at + 1 + topic_len, ">i2")
-    offsets = _gather(raw, at + 28, ">i8")
-    ok = (body_len >= 0) & (prefix + body_len + 3 <= totals) & (props_len >= 0)
-    ok &= topic_at + 3 + topic_len + props_len == at + totals
+    props_len = gather(raw, topic_at + TOPICLEN.size + topic_len, ">i2")
+    offsets = gather(raw, at + PHYSICALOFFSET_POSITION, ">i8")
+    ok = (body_len >= 0) & (prefix + body_len + TAIL_LENGTHS_SIZE <= totals) & (props_len >= 0)
+    ok &= topic_at + TAIL_LENGTHS_SIZE + topic_len + props_len == at + totals
     ok &= offsets == base_offset + at
     values = (
         totals,
         flags,
         offsets,
-        _gather(raw, at + 12, ">i4"),
-        _gather(raw, at + 20, ">i8"),
-        _gather(raw, at + 48 + born, ">i8"),
+        gather(raw, at + QUEUEID_POSITION, ">i4"),
+        gather(raw, at + QUEUEOFFSET_POSITION, ">i8"),
+        gather(raw, at + STORETIMESTAMP_POSITION_V4 + born_extra, ">i8"),
         topic_at,
         topic_len,
         props_len,
@@ -217,30 +197,34 @@ def _fields_scalar(
     size = len(data)
     read_int = _INT.unpack_from
     read_long = _LONG.unpack_from
-    read_short = _SHORT.unpack_from
+    read_props_len = PROPERTIESLEN.unpack_from
     for start in starts:
-        # _walk checked that each record's TOTALSIZE bytes, at least _MIN_RECORD, are inside
-        # ``data``; so are the first 76 (with both hosts IPv6), but fields past the IPv4
-        # prefix may not be when the host flags are wrong.
-        total = read_int(data, start)[0]
-        flags = read_int(data, start + 36)[0]
-        born = 20 if flags & sf.BORNHOST_V6_FLAG else 8
-        prefix = record_prefix(flags).size
+        # walk_records checked that each record's TOTALSIZE bytes, at least MIN_RECORD_SIZE,
+        # are inside ``data``, and so the fields up to STORETIMESTAMP (with both hosts IPv6);
+        # but fields past the IPv4 prefix may not be when the host flags are wrong.
+        total = read_int(data, start + TOTALSIZE_POSITION)[0]
+        flags = read_int(data, start + SYSFLAG_POSITION)[0]
+        # Inline, not record_prefix(): a call per field would cost more than the reads.
+        born_extra = HOST_V6_EXTRA if flags & sf.BORNHOST_V6_FLAG else 0
+        store_extra = HOST_V6_EXTRA if flags & sf.STOREHOSTADDRESS_V6_FLAG else 0
+        prefix = BODY_POSITION_V4 + born_extra + store_extra
         body_at = start + prefix
-        body_len = read_int(data, body_at - 4)[0] if body_at <= size else -1
+        body_len = read_int(data, body_at - BODYLEN.size)[0] if body_at <= size else -1
         topic_at = body_at + max(body_len, 0)
         topic_len = data[topic_at] if topic_at < size else 0
-        props_at = topic_at + 1 + topic_len
-        props_len = read_short(data, props_at)[0] if props_at + 2 <= size else -1
-        offset = read_long(data, start + 28)[0]
+        props_at = topic_at + TOPICLEN.size + topic_len
+        props_len = (
+            read_props_len(data, props_at)[0] if props_at + PROPERTIESLEN.size <= size else -1
+        )
+        offset = read_long(data, start + PHYSICALOFFSET_POSITION)[0]
         rows.append(
             (
                 total,
                 flags,
                 offset,
-                read_int(data, start + 12)[0],
-                read_long(data, start + 20)[0],
-                read_long(data, start + 48 + born)[0],
+                read_int(data, start + QUEUEID_POSITION)[0],
+                read_long(data, start + QUEUEOFFSET_POSITION)[0],
+                read_long(data, start + STORETIMESTAMP_POSITION_V4 + born_extra)[0],
                 topic_at,
                 topic_len,
                 props_len,
@@ -248,9 +232,9 @@ def _fields_scalar(
         )
         ok.append(
             body_len >= 0
-            and prefix + body_len + 3 <= total
+            and prefix + body_len + TAIL_LENGTHS_SIZE <= total
             and props_len >= 0
-            and topic_at + 3 + topic_len + props_len == start + total
+            and topic_at + TAIL_LENGTHS_SIZE + topic_len + props_len == start + total
             and offset == base_offset + start
         )
     columns = (
@@ -275,7 +259,8 @@ def parse_records(
     CRC, with ``check_crc``); parsing stops at the first that is not.
     """
     window = view[: min(len(view), max_bytes + max_record_size)]
-    starts, end, problem, end_of_file = _walk(window, min(len(window), max_bytes))
+    walk = walk_records(window, min(len(window), max_bytes))
+    starts, end, problem, end_of_file = walk.starts, walk.end, walk.problem, walk.end_of_file
     # One copy of the records found, not of the whole window: the window reaches a record's
     # length past max_bytes only so that the last record can end there.
     data = bytes(window[:end])
@@ -301,12 +286,12 @@ def _columns(
     for topic_pos, t_len, p_len in zip(
         columns["topic_at"], columns["topic_len"], columns["props_len"], strict=True
     ):
-        raw_topic = data[topic_pos + 1 : topic_pos + 1 + t_len]
+        raw_topic = data[topic_pos + TOPICLEN.size : topic_pos + TOPICLEN.size + t_len]
         topic = _topics.get(raw_topic)
         if topic is None:
             topic = _cache_topic(raw_topic)
         topics.append(topic)
-        start = topic_pos + 3 + t_len
+        start = topic_pos + TAIL_LENGTHS_SIZE + t_len
         end = start + p_len
         at = find(_TAGS, start, end)
         if at < 0:
@@ -355,7 +340,7 @@ def _schedule_tags_codes(
     for i, topic in enumerate(topics):
         if topic != RMQ_SYS_SCHEDULE_TOPIC:
             continue
-        start = columns["topic_at"][i] + 3 + columns["topic_len"][i]
+        start = columns["topic_at"][i] + TAIL_LENGTHS_SIZE + columns["topic_len"][i]
         raw = _property(data, _DELAY, start, start + columns["props_len"][i])
         level = int(raw) if raw and raw.isdigit() else 1
         level = min(max(level, 1), len(delay_levels_ms))

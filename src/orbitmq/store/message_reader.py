@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from orbitmq.store.commit_log import CommitLog
-from orbitmq.store.consume_queue import BLANK_UNIT_SIZE, UNIT, ConsumeQueue, is_message_unit
+from orbitmq.store.consume_queue import (
+    BLANK_UNIT_SIZE,
+    UNIT,
+    UNIT_DTYPE,
+    ConsumeQueue,
+    is_message_unit,
+)
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus
 from orbitmq.store.message_filter import MessageFilter, matches_every_message
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE, MessageStoreConfig
 
 _NO_FILE: Final = -1
-#: ``UNIT`` as a numpy record: a run of units read as one array.
-_UNIT_DTYPE: Final = np.dtype([("offset", ">i8"), ("size", ">i4"), ("tags", ">i8")])
 
 
 def _total_physical_memory() -> int:
@@ -91,50 +96,60 @@ def read_messages(
             units_per_file = queue.file_size // CQ_STORE_UNIT_SIZE
             result.next_begin_offset = offset + units_per_file - offset % units_per_file
         else:
-            limits = (max_msg_nums, max_total_bytes)
-            _collect(config, commit_log, found[0], offset, limits, message_filter, result)
+            memory = TOTAL_PHYSICAL_MEMORY * config.access_message_in_memory_max_ratio // 100
+            request = _ReadRequest(
+                config,
+                commit_log,
+                offset,
+                max_msg_nums,
+                max_total_bytes,
+                commit_log.max_offset,
+                memory,
+            )
+            _collect(request, found[0], message_filter, result)
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class _ReadRequest:
+    """One read's inputs and bounds, shared by the two ways of taking units."""
+
+    config: MessageStoreConfig
+    commit_log: CommitLog
+    #: The queue offset of the first unit.
+    offset: int
+    max_msg_nums: int
+    max_total_bytes: int | None
+    #: The commit log's max offset when the read began.
+    max_phy: int
+    #: How far behind ``max_phy`` a record may be and still count as in memory.
+    memory: int
+
+
 def _collect(
-    config: MessageStoreConfig,
-    commit_log: CommitLog,
+    request: _ReadRequest,
     units: memoryview,
-    offset: int,
-    limits: tuple[int, int | None],
     message_filter: MessageFilter | None,
     result: GetMessageResult,
 ) -> None:
-    """Fill ``result`` from the units of one consume-queue file, from queue ``offset`` on:
-    by ``_take_run`` when it can, else message by message."""
-    max_msg_nums = limits[0]
+    """Fill ``result`` from the units of one consume-queue file, from the read's queue
+    offset on: by ``_take_run`` when it can, else message by message."""
     result.status = GetMessageStatus.NO_MATCHED_MESSAGE
-    max_phy = commit_log.max_offset
-    memory = TOTAL_PHYSICAL_MEMORY * config.access_message_in_memory_max_ratio // 100
     # RocketMQ's bound on units examined per read, in bytes of consume queue (16,000 bytes =
     # 800 units): a filter that matches little cannot make one pull scan a whole file.
     limit = min(
-        len(units), max(16000, max_msg_nums * 20) // CQ_STORE_UNIT_SIZE * CQ_STORE_UNIT_SIZE
+        len(units),
+        max(16000, request.max_msg_nums * CQ_STORE_UNIT_SIZE)
+        // CQ_STORE_UNIT_SIZE
+        * CQ_STORE_UNIT_SIZE,
     )
     window = units[:limit]
-    if matches_every_message(message_filter) and _take_run(
-        config, commit_log, window, offset, limits, (max_phy, memory), result
-    ):
+    if matches_every_message(message_filter) and _take_run(request, window, result):
         return
-    _take_each(
-        config, commit_log, window, offset, limits, (max_phy, memory), message_filter, result
-    )
+    _take_each(request, window, message_filter, result)
 
 
-def _take_run(
-    config: MessageStoreConfig,
-    commit_log: CommitLog,
-    units: memoryview,
-    offset: int,
-    limits: tuple[int, int | None],
-    memory_bounds: tuple[int, int],
-    result: GetMessageResult,
-) -> bool:
+def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult) -> bool:
     """Take what ``_take_each`` would from ``units`` when every message is wanted, with the
     per-message work done in C: the units read as one array, limits by prefix sums, one
     file lookup per run of records in the same commit log file. Returns False, leaving
@@ -142,27 +157,26 @@ def _take_run(
     counted as on disk (its smaller limits), a record not readable (file gone, or not
     written that far).
     """
-    max_msg_nums, max_total_bytes = limits
-    max_phy, memory = memory_bounds
+    config, offset = request.config, request.offset
     window = len(units) // CQ_STORE_UNIT_SIZE
     # The loop takes the first message whatever the limits, and stops at the unit after
     # the last it takes: no more units than that are looked at.
-    most = max(1, min(max_msg_nums, config.max_transfer_count_on_message_in_memory))
+    most = max(1, min(request.max_msg_nums, config.max_transfer_count_on_message_in_memory))
     count = min(window, most + 1)
-    looked_at = np.frombuffer(units, _UNIT_DTYPE, count)
+    looked_at = np.frombuffer(units, UNIT_DTYPE, count)
     phys, sizes = looked_at["offset"], looked_at["size"]
     lowest = int(phys.min())
     if lowest < 0 or sizes.min() <= 0 or sizes.max() >= BLANK_UNIT_SIZE:
         return False
-    if max_phy - lowest > memory:
+    if request.max_phy - lowest > request.memory:
         return False
     byte_limit = config.max_transfer_bytes_on_message_in_memory
-    if max_total_bytes is not None:
-        byte_limit = min(byte_limit, max_total_bytes)
+    if request.max_total_bytes is not None:
+        byte_limit = min(byte_limit, request.max_total_bytes)
     totals = np.cumsum(sizes, dtype=np.int64)
     fit = int(np.searchsorted(totals, byte_limit, side="right"))
     taken = max(1, min(count, most, fit))
-    records = _records(commit_log, phys[:taken], sizes[:taken])
+    records = _records(request.commit_log, phys[:taken], sizes[:taken])
     if records is None:
         return False
     result.message_buffers.extend(records)
@@ -202,18 +216,15 @@ def _records(
 
 
 def _take_each(
-    config: MessageStoreConfig,
-    commit_log: CommitLog,
+    request: _ReadRequest,
     units: memoryview,
-    offset: int,
-    limits: tuple[int, int | None],
-    memory_bounds: tuple[int, int],
     message_filter: MessageFilter | None,
     result: GetMessageResult,
 ) -> None:
     """RocketMQ's loop over the units one by one: any filter, holes, files being removed."""
-    max_msg_nums, max_total_bytes = limits
-    max_phy, memory = memory_bounds
+    config, commit_log, offset = request.config, request.commit_log, request.offset
+    max_msg_nums, max_total_bytes = request.max_msg_nums, request.max_total_bytes
+    max_phy, memory = request.max_phy, request.memory
     skip_until = _NO_FILE
     last_phy = 0
     read = 0

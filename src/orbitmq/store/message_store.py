@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import struct
 import threading
 from collections.abc import Iterator
 
@@ -20,6 +19,7 @@ from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
 from orbitmq.common.message import MessageExt, MessageExtBatch, MessageExtBrokerInner, SocketAddress
 from orbitmq.common.message_decoder import decode_message
+from orbitmq.common.record_layout import RECORD_HEAD, TOTALSIZE_POSITION
 from orbitmq.common.service import Service
 from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
 from orbitmq.store.commit_log import CommitLog
@@ -56,7 +56,6 @@ from orbitmq.store.store_lock import StoreLock
 
 log = logging.getLogger(__name__)
 
-_SIZE = struct.Struct(">i")
 #: An event loop's put dispatches its records itself when fewer bytes than this wait: a
 #: single send or a small batch. Larger backlogs go to the reput thread, so that a big
 #: batch does not hold the loop for the milliseconds its dispatch takes.
@@ -516,10 +515,10 @@ class MessageStore:
     ) -> memoryview | None:
         """The stored record at ``commit_log_offset``."""
         if size is None:
-            head = self.commit_log.get_message(commit_log_offset, 4)
+            head = self.commit_log.get_message(commit_log_offset, RECORD_HEAD.size)
             if head is None:
                 return None
-            size = _SIZE.unpack_from(head, 0)[0]
+            size = RECORD_HEAD.unpack_from(head, TOTALSIZE_POSITION)[0]
         if size <= 0:
             return None
         return self.commit_log.get_message(commit_log_offset, size)

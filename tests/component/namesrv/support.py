@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orbitmq.namesrv import body_crc32
+from orbitmq.common import crc32
 from orbitmq.protocol import (
     DataVersion,
     RegisterBrokerBody,
@@ -35,7 +35,7 @@ def register_request(
         ha_server_addr=broker_addr.rsplit(":", 1)[0] + ":10912",
         broker_id=broker_id,
         compressed=compressed,
-        body_crc32=body_crc32(body),
+        body_crc32=crc32(body),
     )
     return RemotingCommand.create_request(RequestCode.REGISTER_BROKER, header.to_ext_fields(), body)
 

@@ -2,8 +2,9 @@
 for the codec tests.
 
 The reader is written from RocketMQ's ``MessageDecoder`` / ``CommitLog.calMsgLength`` with
-``struct`` only: it shares no code or constants with ``orbitmq.common.message_decoder``, so a
-layout mistake in the codec cannot be hidden by decoding with the codec itself.
+``struct`` only: it shares no code or constants with ``orbitmq.common.record_layout`` or the
+codec (``message_decoder``), so a layout mistake in them cannot be hidden by decoding with
+them.
 """
 
 from __future__ import annotations

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orbitmq.common import MessageExt, decode_message, decode_messages, encode_message
+from orbitmq.common import (
+    MessageExt,
+    decode_message,
+    decode_messages,
+    encode_message,
+    record_layout,
+)
 from orbitmq.common import message_decoder as md
 from orbitmq.common.errors import MessageFormatError
 from tests.unit.common.codec_support import sample_message
@@ -146,7 +152,7 @@ def test_property_strings_parse_as_string_to_message_properties() -> None:
 def test_a_bad_record_after_good_ones_raises_what_decode_message_raises() -> None:
     good = encode_message(sample_message())
     bad = bytearray(encode_message(sample_message()))
-    struct.pack_into(">i", bad, md.MAGICCODE_POSITION, md.BLANK_MAGIC_CODE)
+    struct.pack_into(">i", bad, record_layout.MAGICCODE_POSITION, record_layout.BLANK_MAGIC_CODE)
     with pytest.raises(MessageFormatError) as batch_error:
         decode_messages(good + bytes(bad))
     with pytest.raises(MessageFormatError) as single_error:

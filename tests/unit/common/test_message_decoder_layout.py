@@ -15,8 +15,8 @@ import pytest
 
 from orbitmq.common import (
     MESSAGE_MAGIC_CODE,
-    body_crc,
     calc_msg_length,
+    crc32,
     encode_message,
 )
 from orbitmq.common import sys_flag as sf
@@ -37,7 +37,7 @@ from tests.unit.common.codec_support import (
 
 def test_golden_crc_is_zlibs() -> None:
     assert zlib.crc32(b"hi") & 0x7FFFFFFF == GOLDEN_CRC
-    assert body_crc(b"hi") == GOLDEN_CRC
+    assert crc32(b"hi") == GOLDEN_CRC
 
 
 def test_golden_record_matches_hand_written_bytes() -> None:
