@@ -72,6 +72,7 @@ from orbitmq.client.queue_reader import (
 )
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
+from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
 
 __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
@@ -100,6 +101,7 @@ __all__ = [
     "LitePullConsumer",
     "LitePullConsumerConfig",
     "LocalFileOffsetStore",
+    "LocalTransactionState",
     "MQAdminAPI",
     "MQBrokerError",
     "MQClientAPI",
@@ -132,6 +134,7 @@ __all__ = [
     "SendTimeoutError",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "TransactionVerdict",
     "WrongServerError",
     "allocate_averagely",
     "allocate_averagely_by_circle",

@@ -23,6 +23,7 @@ from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.send_deadline import SendDeadline
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
+from orbitmq.client.transaction_verdict import TransactionVerdict
 from orbitmq.common import (
     Message,
     MessageQueue,
@@ -268,17 +269,25 @@ class Producer:
         assert error is not None
         raise error
 
-    async def end_transactions(
-        self, sequences: Sequence[Sequence[tuple[str, str, EndTransactionRequestHeader]]]
-    ) -> None:
-        """Verdicts (END_TRANSACTION, answered) on half messages: each ``(broker name, topic,
-        header)``. A sequence is sent in order, one verdict at a time (a queue's committed
-        messages are stored in the order of their commits); the sequences run at once."""
+    async def end_transactions(self, sequences: Sequence[Sequence[TransactionVerdict]]) -> None:
+        """Verdicts (END_TRANSACTION, answered) on half messages. A sequence is sent in
+        order, one verdict at a time (a queue's committed messages are stored in the order
+        of their commits); the sequences run at once."""
         self._check_started()
 
-        async def run(sequence: Sequence[tuple[str, str, EndTransactionRequestHeader]]) -> None:
-            for broker_name, topic, header in sequence:
-                addr = await self.instance.find_broker_addr_or_fetch(broker_name, topic)
+        async def run(sequence: Sequence[TransactionVerdict]) -> None:
+            for verdict in sequence:
+                addr = await self.instance.find_broker_addr_or_fetch(
+                    verdict.broker_name, verdict.topic
+                )
+                header = EndTransactionRequestHeader(
+                    producer_group=self.group,
+                    tran_state_table_offset=verdict.half_offset,
+                    commit_log_offset=verdict.commit_log_offset,
+                    commit_or_rollback=verdict.state.value,
+                    msg_id=verdict.msg_id,
+                    transaction_id=verdict.msg_id,
+                )
                 await self.instance.api.end_transaction(
                     addr, header, self.config.send_msg_timeout_s
                 )

@@ -1,5 +1,6 @@
 """What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
-message codec, message ids, the clock, config files, the Service base and the error root."""
+message codec, message ids, the clock, config files, the Service base, lifetimes and loop
+threads, and the error root."""
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock, SystemClock
 from orbitmq.common.config_file import ConfigFile
@@ -10,6 +11,8 @@ from orbitmq.common.delay_level import (
 )
 from orbitmq.common.errors import ConfigError, MessageFormatError, OrbitError
 from orbitmq.common.java_hash import java_string_hash, java_string_hash_with_prefix
+from orbitmq.common.lifetime import Lifetime
+from orbitmq.common.loop_thread import LoopThread
 from orbitmq.common.message import (
     Message,
     MessageExt,
@@ -52,6 +55,8 @@ __all__ = [
     "Clock",
     "ConfigError",
     "ConfigFile",
+    "Lifetime",
+    "LoopThread",
     "Message",
     "MessageExt",
     "MessageExtBatch",
