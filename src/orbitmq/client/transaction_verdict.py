@@ -6,6 +6,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from orbitmq.client.send_result import SendResult
+from orbitmq.common import decode_message_id
 from orbitmq.common import sys_flag as sf
 
 
@@ -32,3 +34,17 @@ class TransactionVerdict:
     #: The half's unique id (the send's ``msg_id``), also its transaction id.
     msg_id: str
     state: LocalTransactionState
+
+    @classmethod
+    def of_half(cls, result: SendResult, state: LocalTransactionState) -> TransactionVerdict:
+        """The verdict ``state`` on the half that ``Producer.send_half`` answered with
+        ``result``."""
+        _host, commit_log_offset = decode_message_id(result.offset_msg_id)
+        return cls(
+            broker_name=result.message_queue.broker_name,
+            topic=result.message_queue.topic,
+            half_offset=result.queue_offset,
+            commit_log_offset=commit_log_offset,
+            msg_id=result.msg_id,
+            state=state,
+        )
