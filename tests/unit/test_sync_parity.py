@@ -120,6 +120,14 @@ def test_twins_take_the_same_parameters(pair: tuple[type, type]) -> None:
 @pytest.mark.parametrize("pair", PAIRS, ids=ids)
 def test_constructors_take_the_same_parameters(pair: tuple[type, type]) -> None:
     async_cls, sync_cls = pair
-    expected = [p for p in parameters(async_cls.__init__) if p[0] not in INIT_ASYNC_ONLY]
-    got = [p for p in parameters(sync_cls.__init__) if p[0] not in INIT_SYNC_ONLY]
+    expected = [
+        p
+        for p in parameters(inspect.getattr_static(async_cls, "__init__"))
+        if p[0] not in INIT_ASYNC_ONLY
+    ]
+    got = [
+        p
+        for p in parameters(inspect.getattr_static(sync_cls, "__init__"))
+        if p[0] not in INIT_SYNC_ONLY
+    ]
     assert got == expected
