@@ -25,6 +25,7 @@ from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
 from orbitmq.client.transaction_verdict import TransactionVerdict
 from orbitmq.common import (
+    AsyncLifetime,
     Message,
     MessageQueue,
     UniqueIdGenerator,
@@ -102,7 +103,7 @@ class ProducerConfig:
     send_latency_fault_enable: bool = False
 
 
-class Producer:
+class Producer(AsyncLifetime):
     """Owns one producer group's sends and the client instance it runs on (its own unless one
     is given). Use from one event loop; ``orbitmq.sync`` wraps it for threads."""
 
@@ -130,13 +131,6 @@ class Producer:
         self.hooks: list[SendMessageHook] = []
         self._started = False
 
-    async def __aenter__(self) -> Producer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.shutdown()
-
     async def start(self) -> None:
         self.instance.register_producer(self.group)
         await self.instance.start()
@@ -149,6 +143,9 @@ class Producer:
         await self.instance.unregister_producer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
+
+    async def _stop(self) -> None:
+        await self.shutdown()
 
     def register_send_hook(self, hook: SendMessageHook) -> None:
         self.hooks.append(hook)

@@ -11,7 +11,7 @@ from orbitmq.common.delay_level import (
 )
 from orbitmq.common.errors import ConfigError, MessageFormatError, OrbitError
 from orbitmq.common.java_hash import java_string_hash, java_string_hash_with_prefix
-from orbitmq.common.lifetime import Lifetime
+from orbitmq.common.lifetime import AsyncLifetime, Lifetime
 from orbitmq.common.loop_thread import LoopThread
 from orbitmq.common.message import (
     Message,
@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_MESSAGE_DELAY_LEVEL",
     "MESSAGE_MAGIC_CODE",
     "SYSTEM_CLOCK",
+    "AsyncLifetime",
     "Clock",
     "ConfigError",
     "ConfigFile",

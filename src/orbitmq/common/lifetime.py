@@ -1,4 +1,5 @@
-"""``Lifetime``: the ``with`` statement over an object's start and stop."""
+"""``Lifetime`` and ``AsyncLifetime``: the ``with`` and ``async with`` statements over an
+object's start and stop."""
 
 from __future__ import annotations
 
@@ -35,3 +36,23 @@ class Lifetime(ABC):
         tb: TracebackType | None,
     ) -> None:
         self._stop()
+
+
+class AsyncLifetime(ABC):
+    """``async with``: awaits ``start`` on entry and ``_stop`` on exit. A ``start`` that
+    raises must undo its own work, as ``async with`` calls no ``__aexit__`` then. Owns no
+    state."""
+
+    @abstractmethod
+    async def start(self) -> None: ...
+
+    @abstractmethod
+    async def _stop(self) -> None:
+        """Stop; called on exit."""
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stop()

@@ -4,8 +4,9 @@ runs on, and carries each call to that loop, waiting for the answer (bounded).""
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Coroutine
-from typing import Any, Concatenate, Final, Generic, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, Final, Generic, ParamSpec, Protocol, TypeVar, cast
 
 from orbitmq.client import ClientConfig, MQClientError
 from orbitmq.common import Lifetime, LoopThread
@@ -21,6 +22,7 @@ DEFAULT_CALL_TIMEOUT_S: Final = 30.0
 #: Added to a send's (or poll's) own timeout when waiting for it: the call ends on the loop
 #: first, and its answer still has to cross to the waiting thread.
 GRACE_S: Final = 1.0
+_TIMEOUT: Final = "timeout_s"
 
 
 class _AsyncClient(Protocol):
@@ -73,13 +75,24 @@ async def _apply(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def blocking(
     method: Callable[Concatenate[C, P], Coroutine[Any, Any, T]],
+    *,
+    wait_s: Callable[[Any, float | None], float] | None = None,
 ) -> Callable[Concatenate[Facade[C], P], T]:
     """The facade's method for the client's coroutine method ``method``: the same
     parameters and docstring (so the two cannot drift), waited for at most the facade's
-    call timeout."""
+    call timeout, or ``wait_s(facade, the call's timeout_s)`` for a method with a timeout
+    of its own (keyword-only, so that it is found among the keywords)."""
+    timeout = inspect.signature(method).parameters.get(_TIMEOUT)
+    if wait_s is not None and timeout and timeout.kind is not inspect.Parameter.KEYWORD_ONLY:
+        raise TypeError(f"{method.__qualname__}: {_TIMEOUT} is not keyword-only")
 
     def call(self: Facade[C], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return self._call(method(self._client, *args, **kwargs))
+        coro = method(self._client, *args, **kwargs)
+        if wait_s is None:
+            return self._call(coro)
+        # Keyword-only (checked above), so it is among the keywords when given.
+        own = cast("float | None", kwargs.get(_TIMEOUT))
+        return self._call(coro, wait_s(self, own))
 
     functools.update_wrapper(call, method)
     return call

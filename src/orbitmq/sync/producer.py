@@ -24,6 +24,13 @@ log = logging.getLogger(__name__)
 SendCallback = Callable[[SendResult | None, BaseException | None], None]
 
 
+def _send_wait_s(producer: Producer, timeout_s: float | None) -> float:
+    """How long to wait for a send: its own timeout (default send_msg_timeout_s), and then
+    the time its answer takes to cross from the loop."""
+    own = producer.config.send_msg_timeout_s if timeout_s is None else timeout_s
+    return own + GRACE_S
+
+
 class Producer(GroupFacade[AsyncProducer, ProducerConfig]):
     """Blocking ``orbitmq.client.Producer``: owns that producer (and its client instance)
     and the loop thread it runs on. Safe to share between threads: their sends run
@@ -36,6 +43,9 @@ class Producer(GroupFacade[AsyncProducer, ProducerConfig]):
 
     register_send_hook = applied(AsyncProducer.register_send_hook)
     fetch_publish_message_queues = blocking(AsyncProducer.fetch_publish_message_queues)
+    send = blocking(AsyncProducer.send, wait_s=_send_wait_s)
+    send_oneway = blocking(AsyncProducer.send_oneway, wait_s=_send_wait_s)
+    send_half = blocking(AsyncProducer.send_half, wait_s=_send_wait_s)
 
     def end_transactions(
         self,
@@ -47,55 +57,12 @@ class Producer(GroupFacade[AsyncProducer, ProducerConfig]):
         facade's call timeout)."""
         self._call(self._client.end_transactions(sequences), timeout_s)
 
-    def send_half(
-        self,
-        msg: Message | Sequence[Message],
-        queue: MessageQueue,
-        *,
-        timeout_s: float | None = None,
-    ) -> SendResult:
-        """``Producer.send_half``, waited for: ``msg`` (a batch is staged whole) stored on
-        ``queue`` as a half message, invisible until ``end_transactions`` commits it."""
-        coro = self._client.send_half(msg, queue, timeout_s=timeout_s)
-        return self._call(coro, self._send_wait_s(timeout_s))
-
     def send_half_async(
         self, msg: Message | Sequence[Message], queue: MessageQueue
     ) -> concurrent.futures.Future[SendResult]:
         """Start ``Producer.send_half`` (a batch is staged whole) and return at once; its
         outcome arrives through the returned future."""
         return self._submit(self._client.send_half(msg, queue))
-
-    def _send_wait_s(self, timeout_s: float | None) -> float:
-        own = self._client.config.send_msg_timeout_s if timeout_s is None else timeout_s
-        return own + GRACE_S
-
-    def send(
-        self,
-        msg: Message | Sequence[Message],
-        *,
-        timeout_s: float | None = None,
-        selector: MessageQueueSelector | None = None,
-        arg: Any = None,
-        queue: MessageQueue | None = None,
-        retry_times: int | None = None,
-    ) -> SendResult:
-        """``Producer.send``, waited for: one message or a batch; ``selector`` and ``arg``
-        (or ``queue``) for ordered sends; ``retry_times`` instead of the configured
-        retry_times_when_send_failed."""
-        coro = self._client.send(
-            msg,
-            timeout_s=timeout_s,
-            selector=selector,
-            arg=arg,
-            queue=queue,
-            retry_times=retry_times,
-        )
-        return self._call(coro, self._send_wait_s(timeout_s))
-
-    def send_oneway(self, msg: Message | Sequence[Message]) -> None:
-        """``Producer.send_oneway``: returns once the request is written."""
-        self._call(self._client.send_oneway(msg), self._send_wait_s(None))
 
     def send_async(
         self,
