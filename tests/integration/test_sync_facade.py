@@ -25,7 +25,12 @@ from orbitmq import (
     SendResult,
     SendStatus,
 )
-from orbitmq.client import OffsetOutOfRangeError, select_by_hash
+from orbitmq.client import (
+    LocalTransactionState,
+    OffsetOutOfRangeError,
+    TransactionVerdict,
+    select_by_hash,
+)
 from orbitmq.common import UniqueIdGenerator, decode_messages
 from orbitmq.common import message_const as mc
 from orbitmq.protocol import ConsumeFromWhere
@@ -313,6 +318,77 @@ def test_sync_lite_pull_consumer_assigns_polls_commits_and_seeks(namesrv_addr: s
         consumer.poll(timeout_s=0)
 
 
+def test_sync_producer_stages_halves_that_its_verdicts_commit_or_roll_back(
+    namesrv_addr: str,
+) -> None:
+    mq = MessageQueue("TxSync", "broker-a", 1)
+    commit, rollback = LocalTransactionState.COMMIT_MESSAGE, LocalTransactionState.ROLLBACK_MESSAGE
+    with Producer("tx-sync-pg", namesrv_addr=namesrv_addr) as producer:
+        kept = producer.send_half([Message("TxSync", b"keep-%d" % i) for i in range(3)], mq)
+        dropped = producer.send_half(Message("TxSync", b"drop"), mq, timeout_s=WAIT_S)
+        producer.end_transactions(
+            [
+                [TransactionVerdict.of_half(kept, commit)],
+                [TransactionVerdict.of_half(dropped, rollback)],
+            ],
+            timeout_s=WAIT_S,
+        )
+        producer.send(Message("TxSync", b"plain"), queue=mq, retry_times=0)
+    with QueueReader(namesrv_addr) as reader:
+        deadline = time.monotonic() + WAIT_S
+        while reader.queue_offsets("TxSync")[mq] != (0, 4):
+            assert time.monotonic() < deadline, "the commit was never stored"
+            time.sleep(0.02)
+        bodies = [m.body for batch in reader.read(mq, 0, 4) for m in batch]
+    assert bodies == [b"keep-0", b"keep-1", b"keep-2", b"plain"]
+
+
+def committed(consumer: PushConsumer, admin: AdminClient, group: str) -> int:
+    """The group's offsets at the broker, summed, after the consumer persisted its own."""
+    consumer.persist_offsets()
+    try:
+        return sum(q.consumer_offset for q in admin.consumer_progress(group).queues)
+    except MQClientError:  # nothing committed yet
+        return 0
+
+
+def test_sync_consumers_show_subscriptions_send_back_and_persist_offsets(
+    namesrv_addr: str,
+) -> None:
+    received: list[MessageExt] = []
+    arrived = threading.Event()
+
+    def listener(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        received.extend(messages)
+        arrived.set()
+
+    with Producer("subs-pg", namesrv_addr=namesrv_addr) as producer:
+        producer.send(Message("SubsSync", b"m", properties={mc.PROPERTY_TAGS: "TagA"}))
+    consumer = PushConsumer("subs-sync-cg", namesrv_addr=namesrv_addr, config=FROM_FIRST)
+    consumer.subscribe("SubsSync", "TagA || TagB")
+    consumer.register_listener(listener)
+    assert consumer.subscribed_topics() == {"SubsSync"}
+    assert consumer.subscriptions["SubsSync"].tags_set == {"TagA", "TagB"}
+    with consumer, AdminClient(namesrv_addr=namesrv_addr) as admin:
+        consumer.rebalance_now()
+        assert arrived.wait(WAIT_S)
+        assert consumer.send_message_back(received[0], 3) is True
+        deadline = time.monotonic() + WAIT_S
+        while committed(consumer, admin, "subs-sync-cg") < 1:
+            assert time.monotonic() < deadline, "the offset was never persisted"
+            time.sleep(0.02)
+
+    lite = LitePullConsumer("subs-lite-cg", namesrv_addr=namesrv_addr)
+    try:
+        lite.subscribe("SubsSync", "TagB")
+        assert lite.subscribed_topics() == {"SubsSync"}
+        assert lite.subscriptions["SubsSync"].sub_string == "TagB"
+        lite.unsubscribe("SubsSync")
+        assert lite.subscriptions == {}
+    finally:
+        lite.shutdown()
+
+
 def test_a_forgotten_shutdown_does_not_hang_interpreter_exit() -> None:
     # The loop threads are daemons: a started producer and consumer never shut down must
     # not keep the interpreter alive at exit.
@@ -372,6 +448,9 @@ def test_sync_queue_reader_reads_ranges_searches_and_commits(namesrv_addr: str) 
         reader.commit_offset("reader-progress-cg", q2, 17)
         with AdminClient(namesrv_addr=namesrv_addr) as admin:
             progress = admin.consumer_progress("reader-progress-cg", "ReaderSync")
+            admin_addrs = admin.master_addrs()
         mine = [q for q in progress.queues if q.queue == q2]
         assert [(q.consumer_offset, q.lag) for q in mine] == [(17, 13)]
+        assert reader.broker_addr(q2) == admin_addrs["broker-a"]
     assert not new_facade_threads("orbitmq-sync-reader", before)
+    reader.close()  # as shutdown: harmless again

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.client import MQBrokerError, Producer, queue_offsets, read_queue_range
+from orbitmq.client import (
+    LocalTransactionState,
+    MQBrokerError,
+    Producer,
+    SendResult,
+    TransactionVerdict,
+    queue_offsets,
+    read_queue_range,
+)
 from orbitmq.common import (
     Message,
     MessageQueue,
@@ -124,6 +132,56 @@ async def test_commit_makes_a_half_visible_once_and_rollback_never(tmp_path: Pat
         nowhere = replace(committed, commit_log_offset=committed.commit_log_offset + 1)
         with pytest.raises(MQBrokerError, match="Find prepared transaction message failed"):
             await end(cluster, producer, nowhere)
+
+
+async def test_end_transactions_sends_each_verdict_as_the_header_rocketmq_expects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with (
+        InProcessCluster(tmp_path / "c") as cluster,
+        Producer(GROUP, namesrv_addr=cluster.namesrv_addr) as producer,
+    ):
+        mq = MessageQueue("TxTopic", "broker-a", 0)
+        kept = [await producer.send_half(Message("TxTopic", b"keep-%d" % i), mq) for i in range(3)]
+        dropped = await producer.send_half(Message("TxTopic", b"drop"), mq)
+        sent: list[dict[str, str]] = []
+        end_transaction = producer.instance.api.end_transaction
+
+        async def recorded(
+            addr: str, header: EndTransactionRequestHeader, timeout_s: float
+        ) -> None:
+            sent.append(header.to_ext_fields())
+            await end_transaction(addr, header, timeout_s)
+
+        monkeypatch.setattr(producer.instance.api, "end_transaction", recorded)
+        commit, rollback = (
+            LocalTransactionState.COMMIT_MESSAGE,
+            LocalTransactionState.ROLLBACK_MESSAGE,
+        )
+        await producer.end_transactions(
+            [
+                [TransactionVerdict.of_half(r, commit) for r in kept],
+                [TransactionVerdict.of_half(dropped, rollback)],
+            ]
+        )
+        await settle(cluster)
+        assert await visible(cluster, 0) == [b"keep-0", b"keep-1", b"keep-2"]
+
+    def header(result: SendResult, verdict: int) -> dict[str, str]:
+        return EndTransactionRequestHeader(
+            producer_group=GROUP,
+            tran_state_table_offset=result.queue_offset,
+            commit_log_offset=decode_message_id(result.offset_msg_id)[1],
+            commit_or_rollback=verdict,
+            msg_id=result.msg_id,
+            transaction_id=result.msg_id,
+        ).to_ext_fields()
+
+    expected = [header(r, sf.TRANSACTION_COMMIT_TYPE) for r in kept]
+    expected.append(header(dropped, sf.TRANSACTION_ROLLBACK_TYPE))
+    assert sorted(sent, key=str) == sorted(expected, key=str)
+    # A sequence is sent in order.
+    assert [h for h in sent if h in expected[:3]] == expected[:3]
 
 
 async def test_resolved_halves_are_remembered_across_a_restart(tmp_path: Path) -> None:

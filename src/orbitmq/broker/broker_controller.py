@@ -33,7 +33,7 @@ from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
-from orbitmq.common.lifecycle import AsyncLifecycle
+from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.protocol import RequestCode
@@ -48,7 +48,7 @@ from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig
 log = logging.getLogger(__name__)
 
 
-class BrokerController(AsyncLifecycle):
+class BrokerController(AsyncLifetime):
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
     ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, ``ScheduleMessageService``,
     processors, ``RemotingServer``, the consumer-offset persist task and the name-server
@@ -328,6 +328,9 @@ class BrokerController(AsyncLifecycle):
             )
         else:
             log.info("store loaded: %s", report)
+
+    async def _stop(self) -> None:
+        await self.stop()
 
     async def stop(self) -> None:
         await self.registration_service.stop()

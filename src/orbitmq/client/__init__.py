@@ -69,6 +69,7 @@ from orbitmq.client.queue_reader import (
 )
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
+from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
 
 __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
@@ -97,6 +98,7 @@ __all__ = [
     "LitePullConsumer",
     "LitePullConsumerConfig",
     "LocalFileOffsetStore",
+    "LocalTransactionState",
     "MQAdminAPI",
     "MQBrokerError",
     "MQClientAPI",
@@ -129,6 +131,7 @@ __all__ = [
     "SendTimeoutError",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "TransactionVerdict",
     "WrongServerError",
     "allocate_averagely",
     "allocate_averagely_by_circle",

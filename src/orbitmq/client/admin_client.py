@@ -21,6 +21,7 @@ from orbitmq.client.admin_api import NAMESPACE_ORDER_TOPIC_CONFIG, MQAdminAPI
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.common import (
+    AsyncLifetime,
     MessageExt,
     MessageFormatError,
     MessageQueue,
@@ -102,7 +103,7 @@ class ConsumerProgress:
         return sum(q.lag for q in self.queues)
 
 
-class AdminClient:
+class AdminClient(AsyncLifetime):
     """Owns an ``MQClientInstance`` (connections, route cache) and the ``MQAdminAPI`` on its
     remoting client. Use from one event loop; calls may run concurrently on it."""
 
@@ -117,13 +118,6 @@ class AdminClient:
         self.api = MQAdminAPI(self.instance.remoting)
         self._started = False
 
-    async def __aenter__(self) -> AdminClient:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.shutdown()
-
     async def start(self) -> None:
         await self.instance.start()
         self._started = True
@@ -133,6 +127,9 @@ class AdminClient:
             return
         self._started = False
         await self.instance.shutdown()
+
+    async def _stop(self) -> None:
+        await self.shutdown()
 
     @property
     def _timeout_s(self) -> float:

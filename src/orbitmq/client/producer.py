@@ -23,7 +23,9 @@ from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.send_deadline import SendDeadline
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
+from orbitmq.client.transaction_verdict import TransactionVerdict
 from orbitmq.common import (
+    AsyncLifetime,
     Message,
     MessageQueue,
     UniqueIdGenerator,
@@ -101,7 +103,7 @@ class ProducerConfig:
     send_latency_fault_enable: bool = False
 
 
-class Producer:
+class Producer(AsyncLifetime):
     """Owns one producer group's sends and the client instance it runs on (its own unless one
     is given). Use from one event loop; ``orbitmq.sync`` wraps it for threads."""
 
@@ -129,13 +131,6 @@ class Producer:
         self.hooks: list[SendMessageHook] = []
         self._started = False
 
-    async def __aenter__(self) -> Producer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.shutdown()
-
     async def start(self) -> None:
         self.instance.register_producer(self.group)
         await self.instance.start()
@@ -148,6 +143,9 @@ class Producer:
         await self.instance.unregister_producer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
+
+    async def _stop(self) -> None:
+        await self.shutdown()
 
     def register_send_hook(self, hook: SendMessageHook) -> None:
         self.hooks.append(hook)
@@ -268,17 +266,25 @@ class Producer:
         assert error is not None
         raise error
 
-    async def end_transactions(
-        self, sequences: Sequence[Sequence[tuple[str, str, EndTransactionRequestHeader]]]
-    ) -> None:
-        """Verdicts (END_TRANSACTION, answered) on half messages: each ``(broker name, topic,
-        header)``. A sequence is sent in order, one verdict at a time (a queue's committed
-        messages are stored in the order of their commits); the sequences run at once."""
+    async def end_transactions(self, sequences: Sequence[Sequence[TransactionVerdict]]) -> None:
+        """Verdicts (END_TRANSACTION, answered) on half messages. A sequence is sent in
+        order, one verdict at a time (a queue's committed messages are stored in the order
+        of their commits); the sequences run at once."""
         self._check_started()
 
-        async def run(sequence: Sequence[tuple[str, str, EndTransactionRequestHeader]]) -> None:
-            for broker_name, topic, header in sequence:
-                addr = await self.instance.find_broker_addr_or_fetch(broker_name, topic)
+        async def run(sequence: Sequence[TransactionVerdict]) -> None:
+            for verdict in sequence:
+                addr = await self.instance.find_broker_addr_or_fetch(
+                    verdict.broker_name, verdict.topic
+                )
+                header = EndTransactionRequestHeader(
+                    producer_group=self.group,
+                    tran_state_table_offset=verdict.half_offset,
+                    commit_log_offset=verdict.commit_log_offset,
+                    commit_or_rollback=verdict.state.value,
+                    msg_id=verdict.msg_id,
+                    transaction_id=verdict.msg_id,
+                )
                 await self.instance.api.end_transaction(
                     addr, header, self.config.send_msg_timeout_s
                 )

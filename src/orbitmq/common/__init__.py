@@ -1,6 +1,6 @@
 """What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
 record layout and codec, RocketMQ's CRC32, message ids, the clock, config files, the Service
-base and the error root.
+base, lifetimes and loop threads, and the error root.
 
 A fact two parts need off the wire (topic names and their validation, property keys, message
 flags) has its one home here; the wire's own facts live in ``orbitmq.protocol``
@@ -16,6 +16,8 @@ from orbitmq.common.delay_level import (
 )
 from orbitmq.common.errors import ConfigError, MessageFormatError, OrbitError
 from orbitmq.common.java_hash import java_string_hash, java_string_hash_with_prefix
+from orbitmq.common.lifetime import AsyncLifetime, Lifetime
+from orbitmq.common.loop_thread import LoopThread
 from orbitmq.common.message import (
     Message,
     MessageExt,
@@ -52,9 +54,12 @@ __all__ = [
     "DEFAULT_MESSAGE_DELAY_LEVEL",
     "MESSAGE_MAGIC_CODE",
     "SYSTEM_CLOCK",
+    "AsyncLifetime",
     "Clock",
     "ConfigError",
     "ConfigFile",
+    "Lifetime",
+    "LoopThread",
     "Message",
     "MessageExt",
     "MessageExtBatch",

@@ -9,7 +9,7 @@ import contextlib
 import logging
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
-from orbitmq.common.lifecycle import AsyncLifecycle
+from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
@@ -25,7 +25,7 @@ from orbitmq.remoting import RemotingServer, RequestProcessor
 log = logging.getLogger(__name__)
 
 
-class NamesrvController(AsyncLifecycle):
+class NamesrvController(AsyncLifetime):
     """Owns one name server: its ``RouteInfoManager``, ``KVConfigManager``, processors,
     ``RemotingServer`` and the expiry scan task. Name servers share nothing: each
     controller is independent, and several may run in one process.
@@ -103,6 +103,9 @@ class NamesrvController(AsyncLifecycle):
         if self._scan_task is None:
             self._scan_task = asyncio.create_task(self._scan_loop(), name="scanNotActiveBroker")
         log.info("name server started on %s", self.address)
+
+    async def _stop(self) -> None:
+        await self.stop()
 
     async def stop(self) -> None:
         task, self._scan_task = self._scan_task, None

@@ -8,7 +8,7 @@ import ssl as ssl_module
 from typing import Final
 
 from orbitmq.common.errors import ConfigError
-from orbitmq.common.lifecycle import AsyncLifecycle
+from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.protocol import MAX_FRAME_BYTES
 from orbitmq.remoting.channel import DEFAULT_WRITE_BUFFER_HIGH_BYTES, Channel
 from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
@@ -24,7 +24,7 @@ DEFAULT_CHANNEL_MAX_IDLE_S: Final = 120.0
 DEFAULT_BACKLOG: Final = 1024
 
 
-class RemotingServer(ProcessorRegistry, AsyncLifecycle):
+class RemotingServer(ProcessorRegistry, AsyncLifetime):
     """Owns a listening socket, the connections it accepted and its ``ProcessorTable``
     (RocketMQ's ``NettyRemotingServer``).
 
@@ -116,6 +116,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifecycle):
         if not self._server.is_serving():
             await self._server.start_serving()
             log.info("remoting server listening on %s:%d", self.host, self.port)
+
+    async def _stop(self) -> None:
+        await self.stop()
 
     async def stop(self, grace_s: float = 1.0) -> None:
         """Stop accepting, give requests in progress up to ``grace_s`` to answer, close every

@@ -22,10 +22,8 @@ from typing import Any, Final
 
 import orjson
 
-from orbitmq.client import MQClientError, NoRouteError
+from orbitmq.client import LocalTransactionState, MQClientError, NoRouteError, TransactionVerdict
 from orbitmq.common import Message
-from orbitmq.common import sys_flag as sf
-from orbitmq.protocol.header import EndTransactionRequestHeader
 from orbitmq.spark import client_pool
 from orbitmq.spark.message_writer import StagedBatch, WriteSummary
 from orbitmq.spark.options import SinkOptions
@@ -85,8 +83,8 @@ def commit(options: SinkOptions, staged: Sequence[StagedBatch], stage: str | Non
         else:
             record_intent(options, stage, planned)
     _failpoint(options, "before-commit", stage)
-    _verdicts(options, planned, sf.TRANSACTION_COMMIT_TYPE)
-    _verdicts(options, extra, sf.TRANSACTION_ROLLBACK_TYPE)
+    _verdicts(options, planned, LocalTransactionState.COMMIT_MESSAGE)
+    _verdicts(options, extra, LocalTransactionState.ROLLBACK_MESSAGE)
     _failpoint(options, "after-commit", stage)
 
 
@@ -95,7 +93,7 @@ def roll_back(options: SinkOptions, staged: Sequence[StagedBatch], stage: str | 
     decided to make its messages visible."""
     if stage is not None and find_intent(options, stage) is not None:
         return
-    _verdicts(options, staged, sf.TRANSACTION_ROLLBACK_TYPE)
+    _verdicts(options, staged, LocalTransactionState.ROLLBACK_MESSAGE)
 
 
 def encode_intent(staged: Sequence[StagedBatch]) -> list[bytes]:
@@ -171,22 +169,23 @@ def _now_ms() -> int:
     return int(time.time() * 1000) + 60_000
 
 
-def _verdicts(options: SinkOptions, staged: Sequence[StagedBatch], verdict: int) -> None:
+def _verdicts(
+    options: SinkOptions, staged: Sequence[StagedBatch], state: LocalTransactionState
+) -> None:
     if not staged:
         return
     # One sequence per queue, in row order: a queue stores committed batches in the order
     # of their commits, so rows keep the order the tasks wrote them (per key, too).
-    by_queue: dict[tuple[str, str, int], list[tuple[str, str, EndTransactionRequestHeader]]] = {}
+    by_queue: dict[tuple[str, str, int], list[TransactionVerdict]] = {}
     for s in staged:
-        header = EndTransactionRequestHeader(
-            producer_group=options.producer_group,
-            tran_state_table_offset=s.half_offset,
+        verdict = TransactionVerdict(
+            broker_name=s.broker_name,
+            topic=s.topic,
+            half_offset=s.half_offset,
             commit_log_offset=s.commit_log_offset,
-            commit_or_rollback=verdict,
             msg_id=s.msg_id,
-            transaction_id=s.msg_id,
+            state=state,
         )
-        key = (s.broker_name, s.topic, s.queue_id)
-        by_queue.setdefault(key, []).append((s.broker_name, s.topic, header))
+        by_queue.setdefault((s.broker_name, s.topic, s.queue_id), []).append(verdict)
     producer = client_pool.producer_for(options.namesrv_addr, options.producer_group)
-    producer.end_transactions(list(by_queue.values()), _VERDICTS_TIMEOUT_S)
+    producer.end_transactions(list(by_queue.values()), timeout_s=_VERDICTS_TIMEOUT_S)

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from orbitmq.broker import BrokerConfig, BrokerController
+from orbitmq.common import AsyncLifetime
 from orbitmq.namesrv import NamesrvConfig, NamesrvController
 from orbitmq.store import MessageStoreConfig
 
 
-class InProcessCluster:
+class InProcessCluster(AsyncLifetime):
     """Owns one name server and ``brokers`` brokers (``broker-a``, ``broker-b``, ...), each
     with its own store under ``root``; everything listens on 127.0.0.1, any free port.
 
@@ -38,13 +39,6 @@ class InProcessCluster:
     @property
     def namesrv_addr(self) -> str:
         return self.namesrv.address
-
-    async def __aenter__(self) -> InProcessCluster:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     async def start(self) -> None:
         await self.namesrv.start()
@@ -88,3 +82,6 @@ class InProcessCluster:
         for controller in list(self.brokers):
             await self.stop_broker(controller)
         await self.namesrv.stop()
+
+    async def _stop(self) -> None:
+        await self.stop()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Coroutine
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
-from orbitmq.sync import LoopThread
+from orbitmq.common import Lifetime, LoopThread
+from orbitmq.remoting import new_event_loop
 from orbitmq.testing.cluster import InProcessCluster
 
 T = TypeVar("T")
@@ -22,13 +22,17 @@ T = TypeVar("T")
 _LIFECYCLE_TIMEOUT_S = 60.0
 
 
-class ThreadedCluster:
+class ThreadedCluster(Lifetime):
     """Owns an InProcessCluster (same arguments) and the loop thread that runs it.
     ``start``/``stop``/``call`` are for one controlling thread."""
 
     def __init__(self, root: Path | str, **kwargs: Any) -> None:
-        self._runner = LoopThread("orbitmq-test-cluster", "the test cluster")
-        self.cluster: InProcessCluster = self.call(_build(root, kwargs))
+        self._runner = LoopThread(
+            "orbitmq-test-cluster", "the test cluster", loop_factory=new_event_loop
+        )
+        self.cluster: InProcessCluster = self._runner.build(
+            lambda: InProcessCluster(root, **kwargs), _LIFECYCLE_TIMEOUT_S
+        )
 
     @property
     def namesrv_addr(self) -> str:
@@ -43,30 +47,7 @@ class ThreadedCluster:
 
     def stop(self) -> None:
         """Stop the cluster, then the loop, and join the thread."""
-        if self._runner.closed:
-            return
-        try:
-            self.call(self.cluster.stop())
-        finally:
-            self._runner.close()
+        self._runner.close(self.cluster.stop(), _LIFECYCLE_TIMEOUT_S)
 
-    def __enter__(self) -> Self:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _stop(self) -> None:
         self.stop()
-
-
-async def _build(root: Path | str, kwargs: dict[str, Any]) -> InProcessCluster:
-    # On the loop: the controllers may bind asyncio primitives to the running loop.
-    return InProcessCluster(root, **kwargs)

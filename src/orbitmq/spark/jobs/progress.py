@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import threading
-from types import TracebackType
 
 from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from orbitmq.common import Lifetime
+
 _POLL_S = 0.5
 
 
-class SparkProgress:
+class SparkProgress(Lifetime):
     """Owns a rich progress bar and the thread that fills it from Spark's status tracker
-    (tasks done of the active stages); a context manager around the job's actions."""
+    (tasks done of the active stages); a context manager around the job's actions, for the
+    one thread that runs them."""
 
     def __init__(self, spark: SparkSession, description: str, console: Console) -> None:
         self._tracker = spark.sparkContext.statusTracker()
@@ -46,17 +48,12 @@ class SparkProgress:
             if total:
                 self._progress.update(self._task, total=total, completed=completed)
 
-    def __enter__(self) -> SparkProgress:
+    def start(self) -> None:
         self._progress.start()
         self._thread.start()
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _stop(self) -> None:
         self._done.set()
-        self._thread.join()
+        if self._thread.is_alive():  # not when start failed before the thread ran
+            self._thread.join()
         self._progress.stop()
