@@ -23,6 +23,7 @@ _CONSUMER_INNER = (
     "the client instance's calls into its consumer (RocketMQ's MQConsumerInner), made on "
     "the loop by the instance itself, not by users"
 )
+_CONSUME_TYPE = "the kind the heartbeat reports (RocketMQ's consumeType()): a class constant"
 _ATTRIBUTE = "an attribute of the asyncio client's instances (set in __init__)"
 
 #: Async members without a blocking counterpart.
@@ -40,11 +41,13 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
             "update_topic_subscribe_info",
         ],
         _CONSUMER_INNER,
-    ),
+    )
+    | {"CONSUME_TYPE": _CONSUME_TYPE},
     client.LitePullConsumer: dict.fromkeys(
         ["compute_pull_from_where", "consumer_data", "update_topic_subscribe_info"],
         _CONSUMER_INNER,
-    ),
+    )
+    | {"CONSUME_TYPE": _CONSUME_TYPE},
 }
 
 #: Blocking members without an async counterpart.

@@ -34,7 +34,7 @@ class _AsyncClient(Protocol):
 
 
 C = TypeVar("C", bound=_AsyncClient)
-O = TypeVar("O")
+OwnerT = TypeVar("OwnerT")
 
 
 class Facade(Lifetime, Generic[C]):
@@ -100,7 +100,7 @@ def blocking(
 
 
 def applied(
-    method: Callable[Concatenate[O, P], T],
+    method: Callable[Concatenate[OwnerT, P], T],
 ) -> Callable[Concatenate[Facade[Any], P], T]:
     """The facade's method for the client's plain method ``method`` (configuration and
     state reads): the same parameters and docstring, run on the loop (``Facade._apply``).
