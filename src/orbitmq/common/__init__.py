@@ -1,5 +1,6 @@
 """What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
-message codec, message ids, the clock, config files, the Service base and the error root."""
+message codec, message ids, the clock and file-system seams, config files, the Service base
+and the error root."""
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock, SystemClock
 from orbitmq.common.config_file import ConfigFile
@@ -9,6 +10,7 @@ from orbitmq.common.delay_level import (
     parse_delay_levels,
 )
 from orbitmq.common.errors import ConfigError, MessageFormatError, OrbitError
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem, OsFileSystem
 from orbitmq.common.java_hash import java_string_hash, java_string_hash_with_prefix
 from orbitmq.common.message import (
     Message,
@@ -48,10 +50,12 @@ __all__ = [
     "DEFAULT_DELAY_LEVELS_MS",
     "DEFAULT_MESSAGE_DELAY_LEVEL",
     "MESSAGE_MAGIC_CODE",
+    "OS_FILE_SYSTEM",
     "SYSTEM_CLOCK",
     "Clock",
     "ConfigError",
     "ConfigFile",
+    "FileSystem",
     "Message",
     "MessageExt",
     "MessageExtBatch",
@@ -59,6 +63,7 @@ __all__ = [
     "MessageFormatError",
     "MessageQueue",
     "OrbitError",
+    "OsFileSystem",
     "Service",
     "SocketAddress",
     "SystemClock",

@@ -11,13 +11,11 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.errors import StoreError
-from orbitmq.store.file_system import FileSystem
-
-if TYPE_CHECKING:
-    from orbitmq.store.mapped_file_cache import MappedFileCache
+from orbitmq.store.mapped_file_cache import MappedFileCache
 
 log = logging.getLogger(__name__)
 

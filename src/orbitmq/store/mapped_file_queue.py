@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable
 
-from orbitmq.store.file_system import FileSystem
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.mapped_file import (
     PREALLOCATED,
     Allocation,

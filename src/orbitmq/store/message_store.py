@@ -18,6 +18,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.message import MessageExt, MessageExtBatch, MessageExtBrokerInner, SocketAddress
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
@@ -25,7 +26,6 @@ from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceServ
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch
-from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.store.flush_service import (
     FlushConsumeQueueService,
     FlushRealTimeService,

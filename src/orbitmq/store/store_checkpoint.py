@@ -9,7 +9,7 @@ import os
 import struct
 from typing import Final
 
-from orbitmq.store.file_system import FileSystem
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.mapped_file import OS_PAGE_SIZE
 
 _LAYOUT: Final = struct.Struct(">qqq")

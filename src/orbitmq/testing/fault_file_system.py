@@ -6,7 +6,7 @@ import errno
 import os
 import threading
 
-from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 
 
 class FaultInjectingFileSystem:
