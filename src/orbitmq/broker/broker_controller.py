@@ -33,6 +33,7 @@ from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.protocol import RequestCode
@@ -66,6 +67,7 @@ class BrokerController:
         store_config: MessageStoreConfig,
         *,
         clock: Clock = SYSTEM_CLOCK,
+        fs: FileSystem = OS_FILE_SYSTEM,
         find_subscription: SubscriptionLookup | None = None,
     ) -> None:
         self.broker_config = broker_config
@@ -76,19 +78,21 @@ class BrokerController:
             broker_config,
             store_config.config_file("topics"),
             clock=clock,
+            fs=fs,
             # Late-bound: the registration service is made below.
             on_new_topic=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
         )
         self.subscription_group_manager = SubscriptionGroupManager(
-            broker_config, store_config.config_file("subscriptionGroup"), clock=clock
+            broker_config, store_config.config_file("subscriptionGroup"), clock=clock, fs=fs
         )
         self.consumer_offset_manager = ConsumerOffsetManager(
-            store_config.config_file("consumerOffset")
+            store_config.config_file("consumerOffset"), fs=fs
         )
         self.message_store = MessageStore(
             store_config,
             store_host=(broker_config.broker_ip1, broker_config.listen_port),
             clock=clock,
+            fs=fs,
             message_arriving_listener=self._message_arriving,
         )
         # The client registry (heartbeats); consumers hear of their group's changes.

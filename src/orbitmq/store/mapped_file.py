@@ -126,18 +126,18 @@ class MappedFile:
             if preallocate:
                 self._fs.allocate(fd, 0, self.file_size)
             else:
-                os.ftruncate(fd, self.file_size)
-            buffer = mmap.mmap(fd, self.file_size)
+                self._fs.truncate(fd, self.file_size)
+            buffer = self._fs.map(fd, self.file_size)
         except BaseException:
             os.close(fd)
-            os.unlink(self.file_name)
+            self._fs.unlink(self.file_name)
             raise
         self._adopt(fd, buffer)
 
     def _open(self) -> mmap.mmap:
         fd = self._fs.open(self.file_name, os.O_RDWR)
         try:
-            buffer = mmap.mmap(fd, self.file_size)
+            buffer = self._fs.map(fd, self.file_size)
         except BaseException:
             os.close(fd)
             raise
@@ -411,4 +411,4 @@ class MappedFile:
         """Close and delete the file."""
         self.close()
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.file_name)
+            self._fs.unlink(self.file_name)

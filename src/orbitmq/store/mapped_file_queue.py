@@ -53,7 +53,7 @@ class MappedFileQueue:
         names = sorted(n for n in os.listdir(self.store_path) if n.isdigit() and len(n) == 20)
         if names and self._is_unfinished_creation(os.path.join(self.store_path, names[-1])):
             log.warning("removing %s: its creation was cut short", names[-1])
-            os.unlink(os.path.join(self.store_path, names.pop()))
+            self._fs.unlink(os.path.join(self.store_path, names.pop()))
         files = []
         for name in names:
             mapped = MappedFile(

@@ -84,7 +84,7 @@ class MessageStore:
         self.fs = fs
         self.delay_levels_ms = parse_delay_levels(config.message_delay_level)
         self.running_flags = RunningFlags()
-        self.lock = StoreLock(config.store_path_root_dir)
+        self.lock = StoreLock(config.store_path_root_dir, fs)
         self.checkpoint = StoreCheckpoint(config.checkpoint_file, fs)
         self.commit_log = CommitLog(config, fs, clock, store_host, self.delay_levels_ms)
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
