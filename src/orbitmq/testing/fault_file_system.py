@@ -26,9 +26,11 @@ class FaultInjectingFileSystem:
     - ``usage_ratio``: reported disk usage instead of the real one.
 
     With ``track_unsynced`` it also keeps, for every file opened through it, the content its
-    last sync made durable (read at each sync, so meant for small test stores), and
-    ``drop_unsynced`` puts every such file back to it: a power loss. Names and sizes are
-    kept (the file system's journal holds them); bytes that were never synced, written
+    last sync made durable (read at each sync, so meant for small test stores). ``crash``
+    is the moment the power goes: later syncs make nothing durable, so the store can then
+    be shut down (closing its files, giving its lock back) without saving more;
+    ``drop_unsynced`` puts every tracked file back to its durable content. Names and sizes
+    are kept (the file system's journal holds them); bytes that were never synced, written
     through ``write`` or a mapping alike, come back as they were synced, or as zeros.
 
     Counters (``opens``, ``allocations``, ``syncs``, ``renames``) let tests see what the
@@ -40,6 +42,10 @@ class FaultInjectingFileSystem:
         self._track_unsynced = track_unsynced
         #: Durable content by path, of every file opened since tracking began.
         self._synced: dict[str, bytes] = {}
+        #: Which read of the file its ``_synced`` content is (see ``sync``).
+        self._synced_read: dict[str, int] = {}
+        self._reads = 0
+        self._crashed = False
         self._lock = threading.Lock()
         self.open_error: int | None = None
         self.disk_full = False
@@ -110,14 +116,27 @@ class FaultInjectingFileSystem:
             threading.Event().wait(self.sync_delay_s)
         if self.sync_error:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
+        if self._crashed:
+            return  # the power is off: nothing becomes durable any more
+        if not self._track_unsynced:
+            self._inner.sync(fd)
+            with self._lock:
+                self.syncs += 1
+            return
+        key = os.path.realpath(f"/proc/self/fd/{fd}")
         # Read before the sync: everything read was written before it began, so it is
-        # durable once the sync returns (what arrives meanwhile may or may not be).
-        content = _content(fd) if self._track_unsynced else b""
+        # durable once the sync returns (what arrives meanwhile may or may not be). Reads
+        # are numbered under the lock, so that of two syncs of one file racing, the later
+        # read wins.
+        with self._lock:
+            content = _content(fd)
+            self._reads += 1
+            read = self._reads
         self._inner.sync(fd)
         with self._lock:
             self.syncs += 1
-            if self._track_unsynced:
-                self._synced[os.path.realpath(f"/proc/self/fd/{fd}")] = content
+            if read > self._synced_read.get(key, 0):
+                self._synced[key], self._synced_read[key] = content, read
 
     def sync_directory(self, path: str) -> None:
         self._inner.sync_directory(path)
@@ -130,6 +149,7 @@ class FaultInjectingFileSystem:
         self._inner.unlink(path)
         with self._lock:
             self._synced.pop(key, None)
+            self._synced_read.pop(key, None)
 
     def rename(self, source: str, target: str) -> None:
         error = self.rename_error
@@ -142,8 +162,15 @@ class FaultInjectingFileSystem:
             if self._track_unsynced:
                 # The durable content moves with the name; the target's old content is gone.
                 self._synced.pop(target_key, None)
+                self._synced_read.pop(target_key, None)
                 if source_key in self._synced:
                     self._synced[target_key] = self._synced.pop(source_key)
+                if source_key in self._synced_read:
+                    self._synced_read[target_key] = self._synced_read.pop(source_key)
+
+    def crash(self) -> None:
+        """From now on syncs make nothing durable (see the class docstring)."""
+        self._crashed = True
 
     def drop_unsynced(self) -> list[str]:
         """Put every tracked file back to its last synced content (zeros where it never

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from pathlib import Path
@@ -14,6 +15,7 @@ from orbitmq.common import ConfigFile
 from orbitmq.common import file_system as file_system_module
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.file_system import OsFileSystem
+from orbitmq.testing import FaultInjectingFileSystem
 
 
 def read_json(path: Path) -> Any:
@@ -221,3 +223,26 @@ def test_short_writes_never_leave_both_copies_broken(
             config.save(data)
     monkeypatch.undo()
     assert config.load() in saved
+
+
+# -- a rename that fails ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("failing", ["all", "tmp"], ids=["every-rename", "moving-tmp-in"])
+def test_a_failed_rename_keeps_the_old_file_and_says_so(tmp_path: Path, failing: str) -> None:
+    fs = FaultInjectingFileSystem()
+    config = ConfigFile(tmp_path / "topics.json", fs)
+    config.save({"v": 1})
+    config.save({"v": 2})
+    fs.rename_error = errno.EIO
+    fs.rename_error_path = None if failing == "all" else str(tmp_path / "topics.json.tmp")
+
+    with pytest.raises(OSError, match=r"cannot save .*topics\.json: moving .*topics\.json\.tmp"):
+        config.save({"v": 3})
+
+    assert read_json(tmp_path / "topics.json") == {"v": 2}
+    assert config.load() == {"v": 2}
+    fs.rename_error = None
+    config.save({"v": 4})
+    assert config.load() == {"v": 4}
+    assert read_json(tmp_path / "topics.json.bak") == {"v": 2}
