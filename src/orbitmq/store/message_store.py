@@ -111,6 +111,7 @@ class MessageStore:
             self.delay_levels_ms,
             config.reput_idle_interval,
             config.max_message_size,
+            clock,
             message_arriving_listener,
             self.running_flags,
         )
@@ -122,10 +123,10 @@ class MessageStore:
             )
         else:
             self.flush_real_time_service = FlushRealTimeService(
-                self.commit_log.mapped_file_queue, config, self.checkpoint
+                self.commit_log.mapped_file_queue, config, self.checkpoint, clock
             )
         self.flush_consume_queue_service = FlushConsumeQueueService(
-            config, self._flush_logic, self.checkpoint
+            config, self._flush_logic, self.checkpoint, clock
         )
         self.clean_commit_log_service = CleanCommitLogService(
             config, self.commit_log, fs, clock, self.running_flags
