@@ -74,10 +74,13 @@ class MappedFileQueue:
         size = os.path.getsize(path)
         if size >= self.mapped_file_size:
             return False
-        with open(path, "rb") as file:
-            while chunk := file.read(1 << 20):
-                if chunk.strip(b"\0"):
+        fd = self._fs.open(path, os.O_RDONLY)
+        try:
+            for position in range(0, size, 1 << 20):
+                if os.pread(fd, 1 << 20, position).strip(b"\0"):
                     return False
+        finally:
+            os.close(fd)
         return True
 
     def first(self) -> MappedFile | None:
