@@ -50,11 +50,10 @@ class FlushRealTimeService(Service):
         checkpoint: StoreCheckpoint,
         clock: Clock,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         self._queue = queue
         self._config = config
         self._checkpoint = checkpoint
-        self._clock = clock
         self._last_thorough = clock.monotonic()
 
     def run(self) -> None:
@@ -195,11 +194,10 @@ class FlushConsumeQueueService(Service):
         checkpoint: StoreCheckpoint,
         clock: Clock,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         self._config = config
         self._flush_logic = flush_logic
         self._checkpoint = checkpoint
-        self._clock = clock
         self._last_thorough = clock.monotonic()
 
     def do_flush(self, least_pages: int) -> None:

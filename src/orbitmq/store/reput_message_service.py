@@ -55,11 +55,10 @@ class ReputMessageService(Service):
         listener: MessageArrivingListener | None = None,
         running_flags: RunningFlags | None = None,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         #: Told when consume queues cannot be written, and when they can again.
         self._running_flags = running_flags or RunningFlags()
         self._commit_log = commit_log
-        self._clock = clock
         self._dispatchers = dispatchers
         self._delay_levels_ms = delay_levels_ms
         self._idle_interval_s = idle_interval_ms / 1000
