@@ -64,7 +64,8 @@ class ConfigFile:
                 self._put_back(backup, path)
             # Still an OSError: the owners' persist loops treat it as any failed write.
             raise OSError(
-                exc.errno, f"cannot save {path}: moving {tmp} into place failed: {exc.strerror}"
+                exc.errno,
+                f"cannot save {path}: moving {tmp} into place failed: {exc.strerror or exc}",
             ) from exc
         fs.sync_directory(str(self.path.parent))
 
