@@ -38,6 +38,7 @@ from orbitmq.common import (
     Message,
     MessageExtBatch,
     MessageExtBrokerInner,
+    OsFileSystem,
     UniqueIdGenerator,
     encode_batch_messages,
 )
@@ -47,7 +48,6 @@ from orbitmq.store import (
     GetMessageStatus,
     MessageStore,
     MessageStoreConfig,
-    OsFileSystem,
     PutMessageStatus,
 )
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from orbitmq.common import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.clock import Clock
-from orbitmq.store import OS_FILE_SYSTEM, FileSystem, MessageStore
+from orbitmq.store import MessageStore
 from tests.support import small_config
 
 StoreFactory = Callable[..., MessageStore]

@@ -25,7 +25,7 @@ from orbitmq.client import (
 )
 from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.protocol import ConsumeFromWhere
-from orbitmq.testing import InProcessCluster
+from orbitmq.testing import InProcessCluster, ManualClock
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -213,17 +213,20 @@ async def test_auto_commit_commits_what_poll_returned(
 ) -> None:
     client_config = ClientConfig(namesrv_addr=cluster.namesrv_addr)
     client_config.persist_consumer_offset_interval_s = 0.1
+    clock = ManualClock()
     c = LitePullConsumer(
         "lite-auto-cg",
         client_config=client_config,
         config=LitePullConsumerConfig(auto_commit_interval_s=0.1, pull_batch_size=4),
+        clock=clock,
     )
     c.assign([topic_q0])
     broker_offsets = cluster.brokers[0].consumer_offset_manager
     async with c:
         await c.seek_to_begin(topic_q0)
         assert offsets(await poll_until(c, 10)) == list(range(10))
-        async with asyncio.timeout(WAIT_S):  # later polls commit, the persist loop sends
+        clock.advance(100)  # the auto commit is due
+        async with asyncio.timeout(WAIT_S):  # the next poll commits, the persist loop sends
             while broker_offsets.query_offset("lite-auto-cg", "LiteTopic", 0) != 10:
                 assert await c.poll(timeout_s=0.05) == []
         assert c.offset_store.clone_offset_table("LiteTopic") == {topic_q0: 10}

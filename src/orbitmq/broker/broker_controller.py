@@ -33,6 +33,7 @@ from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import advertised_host
@@ -68,13 +69,14 @@ class BrokerController(AsyncLifetime):
         store_config: MessageStoreConfig,
         *,
         clock: Clock = SYSTEM_CLOCK,
+        fs: FileSystem = OS_FILE_SYSTEM,
         find_subscription: SubscriptionLookup | None = None,
     ) -> None:
         self.broker_config = broker_config
         self.store_config = store_config
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
-        self._build_managers(clock)
+        self._build_managers(clock, fs)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -88,7 +90,7 @@ class BrokerController(AsyncLifetime):
         self.remoting_server.add_listener(self.client_housekeeping)
         self._persist_task: asyncio.Task[None] | None = None
 
-    def _build_managers(self, clock: Clock) -> None:
+    def _build_managers(self, clock: Clock, fs: FileSystem) -> None:
         """The store, the managers of persisted metadata, the client registry and the
         services around them (RocketMQ's ``BrokerController`` constructor)."""
         broker_config, store_config = self.broker_config, self.store_config
@@ -96,19 +98,21 @@ class BrokerController(AsyncLifetime):
             broker_config,
             store_config.config_file("topics"),
             clock=clock,
+            fs=fs,
             # Late-bound: the registration service is made below.
             on_new_topic=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
         )
         self.subscription_group_manager = SubscriptionGroupManager(
-            broker_config, store_config.config_file("subscriptionGroup"), clock=clock
+            broker_config, store_config.config_file("subscriptionGroup"), clock=clock, fs=fs
         )
         self.consumer_offset_manager = ConsumerOffsetManager(
-            store_config.config_file("consumerOffset")
+            store_config.config_file("consumerOffset"), fs=fs
         )
         self.message_store = MessageStore(
             store_config,
             store_host=(broker_config.broker_ip1, broker_config.listen_port),
             clock=clock,
+            fs=fs,
             message_arriving_listener=self._message_arriving,
         )
         # A slave takes no writes: only a master delivers delayed messages.
@@ -119,6 +123,7 @@ class BrokerController(AsyncLifetime):
                 self.message_store.delay_levels_ms,
                 store_config.config_file("delayOffset"),
                 clock=clock,
+                fs=fs,
                 persist_interval_ms=store_config.flush_delay_offset_interval,
             )
         self.transactional_message_service = TransactionalMessageService(self.message_store)

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
-from orbitmq.common import ConfigFile
+from orbitmq.common import OS_FILE_SYSTEM, ConfigFile, FileSystem
 from orbitmq.protocol.body import TOPIC_GROUP_SEPARATOR, ConsumerOffsetSerializeWrapper
 
 log = logging.getLogger(__name__)
@@ -38,9 +38,11 @@ class ConsumerOffsetManager:
     persist should run at a time (the broker's periodic task); a second lock ensures it.
     """
 
-    def __init__(self, config_path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, config_path: str | os.PathLike[str], *, fs: FileSystem = OS_FILE_SYSTEM
+    ) -> None:
         """``config_path`` is ``MessageStoreConfig.config_file("consumerOffset")``."""
-        self._file = ConfigFile(config_path)
+        self._file = ConfigFile(config_path, fs)
         self._lock = threading.Lock()
         self._save_lock = threading.Lock()
         self._table: dict[str, dict[int, int]] = {}

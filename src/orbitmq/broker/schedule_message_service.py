@@ -19,6 +19,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.common.clock import Clock
 from orbitmq.common.config_file import ConfigFile
 from orbitmq.common.errors import MessageFormatError
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.message import MessageExt, MessageExtBrokerInner
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
@@ -89,12 +90,13 @@ class ScheduleMessageService(Service):
         offset_file: str,
         *,
         clock: Clock,
+        fs: FileSystem = OS_FILE_SYSTEM,
         persist_interval_ms: int,
     ):
         super().__init__()
         self._store = store
         self._levels_ms = delay_levels_ms
-        self._file = ConfigFile(offset_file)
+        self._file = ConfigFile(offset_file, fs)
         self._clock = clock
         self._persist_interval_s = persist_interval_ms / 1000
         self.offset_table: dict[int, int] = {}

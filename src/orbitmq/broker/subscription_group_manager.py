@@ -21,7 +21,7 @@ from orbitmq.broker.subscription_group_config import (
     SubscriptionGroupWrapper,
     is_sys_consumer_group,
 )
-from orbitmq.common import SYSTEM_CLOCK, Clock, ConfigFile
+from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, ConfigFile, FileSystem
 from orbitmq.protocol.body import DataVersion
 
 log = logging.getLogger(__name__)
@@ -56,10 +56,11 @@ class SubscriptionGroupManager:
         config_path: str | os.PathLike[str],
         *,
         clock: Clock = SYSTEM_CLOCK,
+        fs: FileSystem = OS_FILE_SYSTEM,
     ) -> None:
         """``config_path`` is ``MessageStoreConfig.config_file("subscriptionGroup")``."""
         self._broker_config = broker_config
-        self._file = ConfigFile(config_path)
+        self._file = ConfigFile(config_path, fs)
         self._clock = clock
         self._lock = threading.RLock()
         self.data_version = DataVersion(timestamp=clock.now_ms())

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Final, TypeVar
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.common import SYSTEM_CLOCK, Clock, ConfigFile
+from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, ConfigFile, FileSystem
 from orbitmq.common.errors import OrbitError
 from orbitmq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
@@ -75,13 +75,14 @@ class TopicConfigManager:
         config_path: str | os.PathLike[str],
         *,
         clock: Clock = SYSTEM_CLOCK,
+        fs: FileSystem = OS_FILE_SYSTEM,
         on_new_topic: Callable[[TopicConfig], None] | None = None,
     ) -> None:
         """``config_path`` is ``MessageStoreConfig.config_file("topics")``. ``on_new_topic`` is
         called (outside the lock) after a send creates a topic, so the broker can register
         with the name servers at once as RocketMQ does."""
         self._broker_config = broker_config
-        self._file = ConfigFile(config_path)
+        self._file = ConfigFile(config_path, fs)
         self._clock = clock
         self._on_new_topic = on_new_topic
         self._lock = threading.RLock()

@@ -35,7 +35,7 @@ from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.client.rebalance import start_offset
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
-from orbitmq.common import MessageExt, MessageQueue
+from orbitmq.common import SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeType
@@ -103,11 +103,14 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         client_config: ClientConfig | None = None,
         config: LitePullConsumerConfig | None = None,
         instance: MQClientInstance | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         config = config or LitePullConsumerConfig()
         # Checked before a client instance is made; an empty group is still reported first.
         if group and config.pull_batch_size < 1:
             raise MQClientError(f"pull_batch_size {config.pull_batch_size} must be >= 1")
+        #: Says when an auto commit is due and when a poll's wait is over (monotonic).
+        self._clock = clock
         super().__init__(
             group,
             config,
@@ -172,7 +175,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
             self.instance.register_consumer(self)
         await self.instance.start()
         self._started = True
-        self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
+        self._next_auto_commit = self._clock.monotonic() + self.config.auto_commit_interval_s
         self._tasks.append(
             asyncio.create_task(
                 run_every(
@@ -342,16 +345,17 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         timeout = self.config.poll_timeout_s if timeout_s is None else timeout_s
         if timeout < 0:
             raise MQClientError(f"timeout_s {timeout} must be >= 0")
-        if self.config.auto_commit and time.monotonic() >= self._next_auto_commit:
+        now = self._clock.monotonic()
+        if self.config.auto_commit and now >= self._next_auto_commit:
             self._commit_to_memory()
-            self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
-        deadline = time.monotonic() + timeout
+            self._next_auto_commit = now + self.config.auto_commit_interval_s
+        deadline = now + timeout
         while True:
             self._arrived.clear()
             request = self._take_request()
             if request is not None:
                 return self._deliver(request)
-            remaining = deadline - time.monotonic()
+            remaining = deadline - self._clock.monotonic()
             if remaining <= 0:
                 return []
             try:

@@ -25,7 +25,9 @@ from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
 from orbitmq.client.transaction_verdict import TransactionVerdict
 from orbitmq.common import (
+    SYSTEM_CLOCK,
     AsyncLifetime,
+    Clock,
     Message,
     MessageQueue,
     UniqueIdGenerator,
@@ -115,10 +117,13 @@ class Producer(AsyncLifetime):
         client_config: ClientConfig | None = None,
         config: ProducerConfig | None = None,
         instance: MQClientInstance | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if not group:
             raise MQClientError("producer group is empty")
         self.group = group
+        #: Times the attempts of a send and bounds its backoffs (monotonic reading).
+        self._clock = clock
         self.config = config or ProducerConfig()
         client_config = client_config or ClientConfig()
         if namesrv_addr is not None:
@@ -226,7 +231,8 @@ class Producer(AsyncLifetime):
         self, prepared: _Prepared, retry_times: int, deadline: SendDeadline
     ) -> SendResult:
         attempts = 1 + retry_times
-        ends = time.monotonic() + deadline.timeout_s
+        clock = self._clock
+        ends = clock.monotonic() + deadline.timeout_s
         backoff = Backoff()
         last_broker: str | None = None
         error: BaseException | None = None
@@ -235,11 +241,11 @@ class Producer(AsyncLifetime):
             info = await self._publish_info(prepared.topic)
             mq = self.fault_strategy.select_one_message_queue(info, last_broker)
             last_broker = mq.broker_name
-            began = time.monotonic()
+            began = clock.monotonic()
             try:
                 result = _answered(await self._send_to(prepared, mq, deadline, oneway=False))
             except (RemotingError, MQBrokerError, MQClientError) as exc:
-                elapsed_ms = int((time.monotonic() - began) * 1000)
+                elapsed_ms = int((clock.monotonic() - began) * 1000)
                 self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, True)
                 error = deadline.last_error = exc
                 if not exc.retriable:
@@ -248,12 +254,12 @@ class Producer(AsyncLifetime):
                     deadline.waiting_for(f"a refresh of the route of topic {prepared.topic}")
                     await self._refresh_route(prepared.topic)
                 if isinstance(exc, MQBrokerError) and exc.is_flow_control:
-                    pause = min(backoff.next_delay(), max(0.0, ends - time.monotonic()))
+                    pause = min(backoff.next_delay(), max(0.0, ends - clock.monotonic()))
                     deadline.waiting_for(f"a backoff: broker {mq.broker_name} asked to slow down")
                     await asyncio.sleep(pause)
                 log.info("send to %s failed, trying again: %s", mq, exc)
                 continue
-            elapsed_ms = int((time.monotonic() - began) * 1000)
+            elapsed_ms = int((clock.monotonic() - began) * 1000)
             self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, False)
             if (
                 result.send_status is not SendStatus.SEND_OK

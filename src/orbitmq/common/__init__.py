@@ -1,6 +1,6 @@
 """What every part of OrbitMQ shares: the message model, RocketMQ's constants, the stored
-record layout and codec, RocketMQ's CRC32, message ids, the clock, config files, the Service
-base, lifetimes and loop threads, and the error root.
+record layout and codec, RocketMQ's CRC32, message ids, the clock and
+file-system seams, config files, the Service base, lifetimes and loop threads, and the error root.
 
 A fact two parts need off the wire (topic names and their validation, property keys, message
 flags) has its one home here; the wire's own facts live in ``orbitmq.protocol``
@@ -15,6 +15,7 @@ from orbitmq.common.delay_level import (
     parse_delay_levels,
 )
 from orbitmq.common.errors import ConfigError, MessageFormatError, OrbitError
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem, OsFileSystem
 from orbitmq.common.java_hash import java_string_hash, java_string_hash_with_prefix
 from orbitmq.common.lifetime import AsyncLifetime, Lifetime
 from orbitmq.common.loop_thread import LoopThread
@@ -53,11 +54,13 @@ __all__ = [
     "DEFAULT_DELAY_LEVELS_MS",
     "DEFAULT_MESSAGE_DELAY_LEVEL",
     "MESSAGE_MAGIC_CODE",
+    "OS_FILE_SYSTEM",
     "SYSTEM_CLOCK",
     "AsyncLifetime",
     "Clock",
     "ConfigError",
     "ConfigFile",
+    "FileSystem",
     "Lifetime",
     "LoopThread",
     "Message",
@@ -67,6 +70,7 @@ __all__ = [
     "MessageFormatError",
     "MessageQueue",
     "OrbitError",
+    "OsFileSystem",
     "Service",
     "SocketAddress",
     "SystemClock",

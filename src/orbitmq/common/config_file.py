@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import orjson
 
 from orbitmq.common.errors import ConfigError, OrbitError
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 
 log = logging.getLogger(__name__)
 
@@ -26,33 +27,55 @@ T = TypeVar("T")
 class ConfigFile:
     """One JSON config file and its ``.bak``. Not locked: one owner saves at a time."""
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | os.PathLike[str], fs: FileSystem = OS_FILE_SYSTEM):
         self.path = Path(path)
         self.backup_path = self.path.with_name(self.path.name + ".bak")
         self._tmp_path = self.path.with_name(self.path.name + ".tmp")
+        self._fs = fs
 
     def save(self, data: Any) -> None:
         """Write ``data`` as JSON, keeping the previous content as ``.bak``."""
         self.save_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
 
     def save_bytes(self, content: bytes) -> None:
+        """Write ``content``, keeping the previous content as ``.bak``.
+
+        Raises OSError naming the file when the new content cannot be moved into place;
+        the previous content is then still under ``path`` (or, if even putting it back
+        failed, under ``.bak``, where ``load`` finds it). Other OSErrors (a full disk while
+        writing the temporary file) leave ``path`` untouched and pass through.
+        """
+        fs = self._fs
+        path, backup, tmp = str(self.path), str(self.backup_path), str(self._tmp_path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._tmp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = fs.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         try:
-            view = memoryview(content)
-            while view:  # os.write may write less than asked
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            fs.write(fd, content, 0)
+            fs.sync(fd)
         finally:
             os.close(fd)
-        if self.path.exists():
-            os.replace(self.path, self.backup_path)
-        os.replace(self._tmp_path, self.path)
-        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        had_previous = self.path.exists()
         try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            if had_previous:
+                fs.rename(path, backup)
+            fs.rename(tmp, path)
+        except OSError as exc:
+            if had_previous and not self.path.exists():
+                self._put_back(backup, path)
+            # Still an OSError: the owners' persist loops treat it as any failed write.
+            raise OSError(
+                exc.errno,
+                f"cannot save {path}: moving {tmp} into place failed: {exc.strerror or exc}",
+            ) from exc
+        fs.sync_directory(str(self.path.parent))
+
+    def _put_back(self, backup: str, path: str) -> None:
+        # The previous content went to .bak and the new one could not take its place:
+        # readers of ``path`` (RocketMQ's tools among them) should still find it there.
+        try:
+            self._fs.rename(backup, path)
+        except OSError as exc:
+            log.error("%s stays in %s: putting it back failed: %s", path, backup, exc)
 
     def load(self) -> Any | None:
         """The saved JSON; see ``load_with``."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from abc import ABC, abstractmethod
 from typing import Final
+
+from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -23,11 +24,13 @@ class Service(ABC):
     ``wakeup`` makes the current or next wait return at once. An exception out of ``run``
     is logged and ``run`` is called again after a pause (the loop never dies of an
     OSError such as EMFILE or ENOSPC); ``run`` must therefore leave its state consistent
-    whatever line raised. start/shutdown/wakeup are safe
-    from any thread.
+    whatever line raised. ``clock``'s monotonic reading says whether ``run`` went on long
+    enough before an error for the pause to start small again. start/shutdown/wakeup are
+    safe from any thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock
         self._stopped = threading.Event()
         self._notified = threading.Event()
         self._thread: threading.Thread | None = None
@@ -77,7 +80,7 @@ class Service(ABC):
         # and the loop goes on after a pause that grows while the errors go on.
         pause_s = FIRST_PAUSE_AFTER_ERROR_S
         while True:
-            started = time.monotonic()
+            started = self._clock.monotonic()
             try:
                 self.run()
                 return
@@ -85,7 +88,7 @@ class Service(ABC):
                 if self.is_stopped():
                     log.exception("%s failed while stopping", self.service_name)
                     return
-                if time.monotonic() - started > MAX_PAUSE_AFTER_ERROR_S:
+                if self._clock.monotonic() - started > MAX_PAUSE_AFTER_ERROR_S:
                     pause_s = FIRST_PAUSE_AFTER_ERROR_S  # ran fine for a while: a new error
                 log.exception("%s failed; going on in %.1f s", self.service_name, pause_s)
             self._stopped.wait(pause_s)

@@ -11,6 +11,7 @@ from typing import Final
 
 import orjson
 
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.protocol import KVTable
 
 log = logging.getLogger(__name__)
@@ -28,8 +29,11 @@ class KVConfigManager:
     table: safe from several tasks and threads.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, fs: FileSystem = OS_FILE_SYSTEM
+    ) -> None:
         self._path = None if path is None else Path(path)
+        self._fs = fs
         self._lock = threading.Lock()
         self._table: dict[str, dict[str, str]] = {}
 
@@ -80,8 +84,12 @@ class KVConfigManager:
         data = orjson.dumps({"configTable": self._table}, option=orjson.OPT_INDENT_2)
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self._path.with_name(self._path.name + ".tmp")
-            temporary.write_bytes(data)
-            os.replace(temporary, self._path)
+            temporary = str(self._path.with_name(self._path.name + ".tmp"))
+            fd = self._fs.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            try:
+                self._fs.write(fd, data, 0)
+            finally:
+                os.close(fd)
+            self._fs.rename(temporary, str(self._path))
         except OSError as exc:
             log.error("persist KV config table to %s failed: %s", self._path, exc)

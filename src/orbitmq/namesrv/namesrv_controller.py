@@ -9,6 +9,7 @@ import contextlib
 import logging
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import run_every
 from orbitmq.common.socket_address import is_wildcard
@@ -34,10 +35,16 @@ class NamesrvController(AsyncLifetime):
     listening and scanning; ``stop`` undoes it. Use from one event loop.
     """
 
-    def __init__(self, config: NamesrvConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        config: NamesrvConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        *,
+        fs: FileSystem = OS_FILE_SYSTEM,
+    ) -> None:
         self.config = config or NamesrvConfig()
         self.route_info_manager = RouteInfoManager(clock)
-        self.kv_config_manager = KVConfigManager(self.config.kv_config_path or None)
+        self.kv_config_manager = KVConfigManager(self.config.kv_config_path or None, fs=fs)
         self._build_processors()
         self.remoting_server = RemotingServer(
             self.config.bind_address,

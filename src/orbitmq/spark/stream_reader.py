@@ -11,7 +11,6 @@ before is done by then) are recorded too; that covers a run's last batch.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -24,7 +23,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from orbitmq.common import MessageQueue
+from orbitmq.common import SYSTEM_CLOCK, Clock, MessageQueue
 from orbitmq.spark import client_pool
 from orbitmq.spark.batch_reader import topic_bounds
 from orbitmq.spark.offset_ranges import check_start, from_json, plan_ranges, resolve, to_json
@@ -51,13 +50,15 @@ def rate_limit(start: Offsets, latest: Offsets, max_offsets: int) -> Offsets:
 
 class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Owns the options of one streaming query and, on the driver, the trigger state: the
-    Trigger.AvailableNow target and when the last batch was planned (maxTriggerDelay).
-    ``partitions``/``commit`` run on the driver, ``read`` in the tasks."""
+    Trigger.AvailableNow target and when the last batch was planned (maxTriggerDelay, by
+    ``clock``'s monotonic reading). ``partitions``/``commit`` run on the driver, ``read`` in
+    the tasks."""
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.options = options
+        self._clock = clock
         self._target: Offsets | None = None
-        self._last_batch_ms = time.monotonic() * 1000
+        self._last_batch_ms = clock.monotonic() * 1000
         self._recorded: Offsets = {}
 
     def initialOffset(self) -> dict[str, Any]:
@@ -97,7 +98,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             options = self.options
             backlog = sum(high - current.get(mq, 0) for mq, high in latest.items())
             wanted = options.min_offsets_per_trigger
-            waited = time.monotonic() * 1000 - self._last_batch_ms
+            waited = self._clock.monotonic() * 1000 - self._last_batch_ms
             if (
                 self._target is None
                 and wanted is not None
@@ -109,7 +110,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 latest = rate_limit(current, latest, options.max_offsets_per_trigger)
         end = to_json(latest)
         if latest != current:
-            self._last_batch_ms = time.monotonic() * 1000
+            self._last_batch_ms = self._clock.monotonic() * 1000
         return end
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:

@@ -5,7 +5,6 @@ from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch, ParsedRecords, parse_records
 from orbitmq.store.errors import StoreError
-from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem, OsFileSystem
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus, QueryMessageResult
 from orbitmq.store.index_file import IndexFile
 from orbitmq.store.index_service import IndexService
@@ -32,14 +31,12 @@ from orbitmq.store.store_lock import StoreLock, StoreLockedError, store_holder_p
 
 __all__ = [
     "CQ_STORE_UNIT_SIZE",
-    "OS_FILE_SYSTEM",
     "AppendMessageResult",
     "AppendMessageStatus",
     "BrokerRole",
     "CommitLog",
     "ConsumeQueue",
     "DispatchBatch",
-    "FileSystem",
     "FlushDiskType",
     "GetMessageResult",
     "GetMessageStatus",
@@ -51,7 +48,6 @@ __all__ = [
     "MessageFilter",
     "MessageStore",
     "MessageStoreConfig",
-    "OsFileSystem",
     "ParsedRecords",
     "PutMessageResult",
     "PutMessageStatus",

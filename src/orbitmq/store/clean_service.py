@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable
 
 from orbitmq.common.clock import Clock
+from orbitmq.common.file_system import FileSystem
 from orbitmq.common.service import Service
 from orbitmq.store.commit_log import CommitLog
-from orbitmq.store.file_system import FileSystem
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.running_flags import RunningFlags
 

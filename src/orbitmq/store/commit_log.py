@@ -19,6 +19,7 @@ from orbitmq.common import sys_flag as sf
 from orbitmq.common.clock import Clock
 from orbitmq.common.crc32 import crc32
 from orbitmq.common.errors import MessageFormatError
+from orbitmq.common.file_system import FileSystem
 from orbitmq.common.message import MessageExtBatch, MessageExtBrokerInner, SocketAddress
 from orbitmq.common.message_decoder import message_properties_to_string
 from orbitmq.common.message_id import create_message_id
@@ -40,7 +41,6 @@ from orbitmq.common.record_layout import (
 )
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, topic_problem
-from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig

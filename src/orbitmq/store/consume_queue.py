@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from orbitmq.store.file_system import FileSystem
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_cache import MappedFileCache
 from orbitmq.store.mapped_file_queue import MappedFileQueue

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
+from orbitmq.common.clock import Clock
 from orbitmq.common.service import Service
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
@@ -39,22 +40,27 @@ def _flush_with_timestamp(queue: MappedFileQueue, least_pages: int) -> int:
 
 
 class FlushRealTimeService(Service):
-    """ASYNC_FLUSH: syncs the commit log on an interval."""
+    """ASYNC_FLUSH: syncs the commit log on an interval; ``clock``'s monotonic reading says
+    when a thorough flush is due."""
 
     def __init__(
-        self, queue: MappedFileQueue, config: MessageStoreConfig, checkpoint: StoreCheckpoint
+        self,
+        queue: MappedFileQueue,
+        config: MessageStoreConfig,
+        checkpoint: StoreCheckpoint,
+        clock: Clock,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         self._queue = queue
         self._config = config
         self._checkpoint = checkpoint
-        self._last_thorough = time.monotonic()
+        self._last_thorough = clock.monotonic()
 
     def run(self) -> None:
         config = self._config
         while not self.is_stopped():
             least_pages = config.flush_commit_log_least_pages
-            now = time.monotonic()
+            now = self._clock.monotonic()
             if now - self._last_thorough >= config.flush_commit_log_thorough_interval / 1000:
                 self._last_thorough = now
                 least_pages = 0
@@ -178,19 +184,21 @@ class GroupCommitService(Service):
 
 
 class FlushConsumeQueueService(Service):
-    """Syncs consume queues and index files, then the checkpoint, on an interval."""
+    """Syncs consume queues and index files, then the checkpoint, on an interval; ``clock``'s
+    monotonic reading says when a thorough flush is due."""
 
     def __init__(
         self,
         config: MessageStoreConfig,
         flush_logic: Callable[[int], int],
         checkpoint: StoreCheckpoint,
+        clock: Clock,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         self._config = config
         self._flush_logic = flush_logic
         self._checkpoint = checkpoint
-        self._last_thorough = time.monotonic()
+        self._last_thorough = clock.monotonic()
 
     def do_flush(self, least_pages: int) -> None:
         """Flush consume queues and index; on a thorough flush (``least_pages`` 0, when
@@ -210,7 +218,7 @@ class FlushConsumeQueueService(Service):
         while not self.is_stopped():
             self.wait_for_running(config.flush_interval_consume_queue / 1000)
             least_pages = config.flush_consume_queue_least_pages
-            now = time.monotonic()
+            now = self._clock.monotonic()
             if now - self._last_thorough >= config.flush_consume_queue_thorough_interval / 1000:
                 self._last_thorough = now
                 least_pages = 0

@@ -16,12 +16,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from orbitmq.common.file_system import FileSystem
 from orbitmq.common.java_hash import (
     java_string_hash,
     java_string_hash_with_prefix,
     java_string_hashes,
 )
-from orbitmq.store.file_system import FileSystem
 from orbitmq.store.mapped_file import Allocation, MappedFile
 
 INDEX_HEADER_SIZE: Final = 40

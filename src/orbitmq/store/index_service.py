@@ -8,8 +8,8 @@ import os
 import threading
 
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.dispatch_batch import DispatchBatch
-from orbitmq.store.file_system import FileSystem
 from orbitmq.store.index_file import IndexFile, index_file_size
 from orbitmq.store.message_store_config import MessageStoreConfig
 

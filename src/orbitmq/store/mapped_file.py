@@ -11,13 +11,11 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.errors import StoreError
-from orbitmq.store.file_system import FileSystem
-
-if TYPE_CHECKING:
-    from orbitmq.store.mapped_file_cache import MappedFileCache
+from orbitmq.store.mapped_file_cache import MappedFileCache
 
 log = logging.getLogger(__name__)
 
@@ -128,18 +126,18 @@ class MappedFile:
             if preallocate:
                 self._fs.allocate(fd, 0, self.file_size)
             else:
-                os.ftruncate(fd, self.file_size)
-            buffer = mmap.mmap(fd, self.file_size)
+                self._fs.truncate(fd, self.file_size)
+            buffer = self._fs.map(fd, self.file_size)
         except BaseException:
             os.close(fd)
-            os.unlink(self.file_name)
+            self._fs.unlink(self.file_name)
             raise
         self._adopt(fd, buffer)
 
     def _open(self) -> mmap.mmap:
         fd = self._fs.open(self.file_name, os.O_RDWR)
         try:
-            buffer = mmap.mmap(fd, self.file_size)
+            buffer = self._fs.map(fd, self.file_size)
         except BaseException:
             os.close(fd)
             raise
@@ -413,4 +411,4 @@ class MappedFile:
         """Close and delete the file."""
         self.close()
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.file_name)
+            self._fs.unlink(self.file_name)

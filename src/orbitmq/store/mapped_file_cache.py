@@ -14,10 +14,7 @@ import logging
 import resource
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from orbitmq.store.mapped_file import MappedFile
+from typing import Final, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +35,21 @@ def open_files_bound(max_open: int, share: float = 0.5) -> int:
     return max(MIN_OPEN_FILES, min(max_open, int(soft * share) // DESCRIPTORS_PER_FILE))
 
 
+class CachedFile(Protocol):
+    """What the cache needs of a file it bounds (MappedFile is one): the flag a use sets,
+    and a close that keeps the file usable. Defined here so that the cache does not import
+    the file it holds."""
+
+    referenced: bool
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def park(self) -> bool:
+        """Drop the mapping unless the file is busy; False when it was not dropped."""
+        ...
+
+
 class MappedFileCache:
     """Owns the ring of open files of one store and closes files beyond ``max_open``.
 
@@ -50,7 +62,7 @@ class MappedFileCache:
     def __init__(self, max_open: int) -> None:
         self.max_open = max(max_open, MIN_OPEN_FILES)
         #: The open files in the hand's order (insertion order; O(1) removal on close).
-        self._ring: OrderedDict[MappedFile, None] = OrderedDict()
+        self._ring: OrderedDict[CachedFile, None] = OrderedDict()
         self._lock = threading.Lock()
         #: Files closed to keep the bound, since the start.
         self.evictions = 0
@@ -59,7 +71,7 @@ class MappedFileCache:
     def open_count(self) -> int:
         return len(self._ring)
 
-    def opened(self, mapped: MappedFile) -> None:
+    def opened(self, mapped: CachedFile) -> None:
         """``mapped`` was opened: track it, and close others while over the bound."""
         with self._lock:
             ring = self._ring
@@ -80,7 +92,7 @@ class MappedFileCache:
                     ring[victim] = None  # busy in another thread: next time round
                 # else it was closed meanwhile and is gone already
 
-    def closed(self, mapped: MappedFile) -> None:
+    def closed(self, mapped: CachedFile) -> None:
         """``mapped`` was closed for good (shutdown, retention, a deleted topic)."""
         with self._lock:
             self._ring.pop(mapped, None)

@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable
 
-from orbitmq.store.file_system import FileSystem
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.mapped_file import (
     PREALLOCATED,
     Allocation,
@@ -53,7 +53,7 @@ class MappedFileQueue:
         names = sorted(n for n in os.listdir(self.store_path) if n.isdigit() and len(n) == 20)
         if names and self._is_unfinished_creation(os.path.join(self.store_path, names[-1])):
             log.warning("removing %s: its creation was cut short", names[-1])
-            os.unlink(os.path.join(self.store_path, names.pop()))
+            self._fs.unlink(os.path.join(self.store_path, names.pop()))
         files = []
         for name in names:
             mapped = MappedFile(
@@ -74,10 +74,13 @@ class MappedFileQueue:
         size = os.path.getsize(path)
         if size >= self.mapped_file_size:
             return False
-        with open(path, "rb") as file:
-            while chunk := file.read(1 << 20):
-                if chunk.strip(b"\0"):
+        fd = self._fs.open(path, os.O_RDONLY)
+        try:
+            for position in range(0, size, 1 << 20):
+                if os.pread(fd, 1 << 20, position).strip(b"\0"):
                     return False
+        finally:
+            os.close(fd)
         return True
 
     def first(self) -> MappedFile | None:

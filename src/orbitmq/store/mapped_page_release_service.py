@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 
 class MappedPageReleaseService(Service):
-    """Owns the idle clock: when the store's activity mark last changed, and whether the
-    pages have been released since."""
+    """Owns the idle clock: when the store's activity mark last changed (by ``clock``'s
+    monotonic reading), and whether the pages have been released since."""
 
     def __init__(
         self,
@@ -30,19 +30,18 @@ class MappedPageReleaseService(Service):
         release: Callable[[], int],
         clock: Clock,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         self._idle_interval_ms = idle_interval_ms
         self._activity_mark = activity_mark
         self._release = release
-        self._clock = clock
         self._mark: Hashable = None
-        self._changed_at = clock.now_ms()
+        self._changed_at = self._now_ms()
         self._released = False
 
     def check(self) -> int:
         """One look at the store: release the pages if it has been idle long enough and they
         were not released since the last activity; returns how many files were released."""
-        now = self._clock.now_ms()
+        now = self._now_ms()
         mark = self._activity_mark()
         if mark != self._mark:
             self._mark, self._changed_at, self._released = mark, now, False
@@ -52,11 +51,14 @@ class MappedPageReleaseService(Service):
         self._released = True
         released = self._release()
         log.debug(
-            "store idle for %d ms: released the pages of %d mapped files",
+            "store idle for %.0f ms: released the pages of %d mapped files",
             now - self._changed_at,
             released,
         )
         return released
+
+    def _now_ms(self) -> float:
+        return self._clock.monotonic() * 1000
 
     def run(self) -> None:
         # A quarter of the interval between looks: pages go 1-1.25 intervals after the

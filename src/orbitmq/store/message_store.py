@@ -17,6 +17,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.message import MessageExt, MessageExtBatch, MessageExtBrokerInner, SocketAddress
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.record_layout import RECORD_HEAD, TOTALSIZE_POSITION
@@ -28,7 +29,6 @@ from orbitmq.store.commit_log_dispatcher import (
     CommitLogDispatcherBuildIndex,
 )
 from orbitmq.store.consume_queue import ConsumeQueue, is_message_unit
-from orbitmq.store.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.store.flush_service import (
     FlushConsumeQueueService,
     FlushRealTimeService,
@@ -85,7 +85,7 @@ class MessageStore:
         self.fs = fs
         self.delay_levels_ms = parse_delay_levels(config.message_delay_level)
         self.running_flags = RunningFlags()
-        self.lock = StoreLock(config.store_path_root_dir)
+        self.lock = StoreLock(config.store_path_root_dir, fs)
         self.checkpoint = StoreCheckpoint(config.checkpoint_file, fs)
         self.commit_log = CommitLog(config, fs, clock, store_host, self.delay_levels_ms)
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
@@ -114,6 +114,7 @@ class MessageStore:
             self.delay_levels_ms,
             config.reput_idle_interval,
             config.max_message_size,
+            clock,
             message_arriving_listener,
             self.running_flags,
         )
@@ -125,10 +126,10 @@ class MessageStore:
             )
         else:
             self.flush_real_time_service = FlushRealTimeService(
-                self.commit_log.mapped_file_queue, config, self.checkpoint
+                self.commit_log.mapped_file_queue, config, self.checkpoint, clock
             )
         self.flush_consume_queue_service = FlushConsumeQueueService(
-            config, self._flush_logic, self.checkpoint
+            config, self._flush_logic, self.checkpoint, clock
         )
         self.clean_commit_log_service = CleanCommitLogService(
             config, self.commit_log, fs, clock, self.running_flags

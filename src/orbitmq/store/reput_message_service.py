@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Protocol
 
+from orbitmq.common.clock import Clock
 from orbitmq.common.service import Service
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.dispatch_batch import DispatchBatch, parse_records
@@ -41,6 +41,7 @@ class ReputMessageService(Service):
 
     ``do_reput`` runs on this service's thread, or directly (recovery, tests) when the
     thread is not started; ``dispatch_soon`` lets an event loop dispatch its own small puts.
+    ``clock``'s monotonic reading says when a ``wait_for_dispatch`` timed out.
     """
 
     def __init__(
@@ -50,10 +51,11 @@ class ReputMessageService(Service):
         delay_levels_ms: tuple[int, ...],
         idle_interval_ms: int,
         max_record_size: int,
+        clock: Clock,
         listener: MessageArrivingListener | None = None,
         running_flags: RunningFlags | None = None,
     ):
-        super().__init__()
+        super().__init__(clock=clock)
         #: Told when consume queues cannot be written, and when they can again.
         self._running_flags = running_flags or RunningFlags()
         self._commit_log = commit_log
@@ -81,12 +83,12 @@ class ReputMessageService(Service):
 
     def wait_for_dispatch(self, offset: int, timeout_s: float) -> bool:
         """Block until every record below commit log ``offset`` is dispatched; False on timeout."""
-        deadline = time.monotonic() + timeout_s
+        deadline = self._clock.monotonic() + timeout_s
         with self._progress:
             self._waiting += 1
             try:
                 while self.reput_from_offset < offset:
-                    remaining = deadline - time.monotonic()
+                    remaining = deadline - self._clock.monotonic()
                     if remaining <= 0:
                         return False
                     self._progress.wait(remaining)

@@ -9,7 +9,7 @@ import os
 import struct
 from typing import Final
 
-from orbitmq.store.file_system import FileSystem
+from orbitmq.common.file_system import FileSystem
 from orbitmq.store.mapped_file import OS_PAGE_SIZE
 
 _LAYOUT: Final = struct.Struct(">qqq")
@@ -32,12 +32,12 @@ class StoreCheckpoint:
         """Open (or create) the file and read the three times."""
         os.makedirs(os.path.dirname(self._path), exist_ok=True)
         existed = os.path.exists(self._path)
-        self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = self._fs.open(self._path, os.O_RDWR | os.O_CREAT)
         if os.fstat(self._fd).st_size < OS_PAGE_SIZE:
             # Blocks, not a hole: the page is written through the mapping, where a full
             # disk would be a SIGBUS.
             self._fs.allocate(self._fd, 0, OS_PAGE_SIZE)
-        self._buffer = mmap.mmap(self._fd, OS_PAGE_SIZE)
+        self._buffer = self._fs.map(self._fd, OS_PAGE_SIZE)
         if existed:
             times = _LAYOUT.unpack_from(self._buffer, 0)
             self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = times

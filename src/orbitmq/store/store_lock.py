@@ -22,6 +22,7 @@ import sys
 import threading
 from typing import Final
 
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.store.errors import StoreError
 
 #: RocketMQ's name for the file (StorePathConfigHelper.getLockFile).
@@ -59,8 +60,9 @@ class StoreLock:
     where there was none), ``release`` gives it back. Safe from any thread; one acquire per
     object at a time."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, fs: FileSystem = OS_FILE_SYSTEM):
         self.root = root
+        self._fs = fs
         self.path = lock_file_path(root)
         self._fd: int | None = None
         self._key: tuple[int, int] | None = None
@@ -77,7 +79,7 @@ class StoreLock:
             key = _key_of(self.path)
             if key is not None and key in _held:
                 raise StoreLockedError(self.root, os.getpid())
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = self._fs.open(self.path, os.O_RDWR | os.O_CREAT)
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
             except OSError:
@@ -89,8 +91,8 @@ class StoreLock:
             _held[self._key] = self.root
             self._fd = fd
         # The holder's pid, for people and for ``orbitmq stop`` on systems without F_GETLK.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fs.truncate(fd, 0)
+        self._fs.write(fd, f"{os.getpid()}\n".encode(), 0)
 
     def release(self) -> None:
         with _held_guard:

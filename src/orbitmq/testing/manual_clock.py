@@ -16,7 +16,8 @@ class ManualClock:
     def __init__(self, now_ms: int | None = None):
         self._lock = threading.Lock()
         self._now_ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-        self._monotonic = 0.0
+        #: Whole milliseconds, so that many small advances add up exactly.
+        self._monotonic_ms = 0
 
     def now_ms(self) -> int:
         with self._lock:
@@ -24,7 +25,7 @@ class ManualClock:
 
     def monotonic(self) -> float:
         with self._lock:
-            return self._monotonic
+            return self._monotonic_ms / 1000
 
     def set(self, now_ms: int) -> None:
         with self._lock:
@@ -33,5 +34,5 @@ class ManualClock:
     def advance(self, delta_ms: int) -> int:
         with self._lock:
             self._now_ms += delta_ms
-            self._monotonic += delta_ms / 1000
+            self._monotonic_ms += delta_ms
             return self._now_ms

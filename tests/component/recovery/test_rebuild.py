@@ -15,10 +15,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from orbitmq.common import Message, MessageExtBatch, decode_message, encode_batch_messages
+from orbitmq.common import (
+    OS_FILE_SYSTEM,
+    Message,
+    MessageExtBatch,
+    decode_message,
+    encode_batch_messages,
+)
 from orbitmq.common import message_const as mc
 from orbitmq.store import (
-    OS_FILE_SYSTEM,
     FlushDiskType,
     GetMessageStatus,
     MessageStore,

@@ -75,7 +75,7 @@ def test_async_flush_syncs_in_the_background_and_moves_the_checkpoint(
     # make every one thorough.
     # Every put wakes the flusher, so a flush may come between two puts and leave fewer than
     # flushCommitLogLeastPages dirty pages behind it: the thorough flush (every 1 s here
-    # instead of 10) takes those.
+    # instead of 10, by the store's clock) takes those.
     store = _store(
         store_factory,
         fs,
@@ -89,6 +89,7 @@ def test_async_flush_syncs_in_the_background_and_moves_the_checkpoint(
         clock.set(T0 + i)
         result = store.put_message(make_message(body=bytes([i]) * 4500))
         assert result.status is PutMessageStatus.PUT_OK
+    clock.advance(1000)  # the thorough flush is due
     end = store.max_phy_offset
     assert _poll(lambda: queue.flushed_where >= end), "the commit log was never flushed"
     assert fs.commit_log_syncs() >= 1

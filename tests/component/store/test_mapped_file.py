@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.store import OS_FILE_SYSTEM, MappedFile, MappedFileQueue, StoreError
+from orbitmq.common import OS_FILE_SYSTEM
+from orbitmq.store import MappedFile, MappedFileQueue, StoreError
 from tests.component.store.records import file_name, list_files
 from tests.conftest import StoreFactory
 from tests.support import make_message

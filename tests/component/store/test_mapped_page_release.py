@@ -6,7 +6,8 @@ import os
 import time
 from pathlib import Path
 
-from orbitmq.store import OS_FILE_SYSTEM, GetMessageStatus, MappedFile
+from orbitmq.common import OS_FILE_SYSTEM
+from orbitmq.store import GetMessageStatus, MappedFile
 from orbitmq.store.mapped_page_release_service import MappedPageReleaseService
 from orbitmq.testing import ManualClock
 from tests.conftest import StoreFactory

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import orjson
@@ -10,6 +11,7 @@ import pytest
 
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.common.errors import ConfigError
+from orbitmq.testing import FaultInjectingFileSystem
 
 
 def _manager(tmp_path: Path) -> ConsumerOffsetManager:
@@ -114,3 +116,22 @@ def test_missing_files_mean_an_empty_table(tmp_path: Path) -> None:
     manager = _manager(tmp_path)
     manager.load()
     assert manager.offset_table() == {}
+
+
+def test_a_failed_persist_keeps_the_saved_offsets_and_is_tried_again(tmp_path: Path) -> None:
+    fs = FaultInjectingFileSystem()
+    path = tmp_path / "config" / "consumerOffset.json"
+    manager = ConsumerOffsetManager(path, fs=fs)
+    manager.commit_offset("h", "g", "T", 0, 5)
+    assert manager.persist()
+    manager.commit_offset("h", "g", "T", 0, 9)
+    fs.rename_error = errno.EROFS
+    with pytest.raises(OSError, match=r"consumerOffset\.json"):
+        manager.persist()
+    reloaded = ConsumerOffsetManager(path)
+    reloaded.load()
+    assert reloaded.query_offset("g", "T", 0) == 5
+    fs.rename_error = None
+    assert manager.persist()  # the change was not forgotten
+    reloaded.load()
+    assert reloaded.query_offset("g", "T", 0) == 9

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from pathlib import Path
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 
 from orbitmq.common import ConfigFile
-from orbitmq.common import config_file as config_file_module
+from orbitmq.common import file_system as file_system_module
 from orbitmq.common.errors import ConfigError
+from orbitmq.common.file_system import OsFileSystem
+from orbitmq.testing import FaultInjectingFileSystem
 
 
 def read_json(path: Path) -> Any:
@@ -102,34 +105,34 @@ class SimulatedCrash(BaseException):
 STEPS = ["write", "fsync-file", "replace-1", "replace-2", "fsync-dir"]
 
 
-class CrashingOs:
-    """The ``os`` module as ConfigFile sees it, dying at one step of a save."""
+class CrashingFileSystem(OsFileSystem):
+    """The file system as ConfigFile sees it, dying at one step of a save."""
 
     def __init__(self, crash_at: str):
         self.crash_at = crash_at
         self.replaces = 0
-        self.fsyncs = 0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def write(self, fd: int, data: bytes) -> int:
+    def write(self, fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
         if self.crash_at == "write":
-            os.write(fd, bytes(data[: len(data) // 2]))  # half of it reached the file
+            super().write(fd, bytes(data[: len(data) // 2]), offset)  # half of it reached the file
             raise SimulatedCrash
-        return os.write(fd, data)
+        super().write(fd, data, offset)
 
-    def fsync(self, fd: int) -> None:
-        self.fsyncs += 1
-        if self.crash_at == f"fsync-{'file' if self.fsyncs == 1 else 'dir'}":
+    def sync(self, fd: int) -> None:
+        if self.crash_at == "fsync-file":
             raise SimulatedCrash
-        os.fsync(fd)
+        super().sync(fd)
 
-    def replace(self, src: Any, dst: Any) -> None:
+    def sync_directory(self, path: str) -> None:
+        if self.crash_at == "fsync-dir":
+            raise SimulatedCrash
+        super().sync_directory(path)
+
+    def rename(self, source: str, target: str) -> None:
         self.replaces += 1
         if self.crash_at == f"replace-{self.replaces}":
             raise SimulatedCrash
-        os.replace(src, dst)
+        super().rename(source, target)
 
 
 def loads(path: Path) -> Any:
@@ -139,27 +142,21 @@ def loads(path: Path) -> Any:
         return "<broken>"
 
 
-def save_crashing(
-    monkeypatch: pytest.MonkeyPatch, config: ConfigFile, data: Any, step: str
-) -> None:
-    with monkeypatch.context() as m:
-        m.setattr(config_file_module, "os", CrashingOs(step))
-        with contextlib.suppress(SimulatedCrash):
-            config.save(data)
+def save_crashing(config: ConfigFile, data: Any, step: str) -> None:
+    with contextlib.suppress(SimulatedCrash):
+        ConfigFile(config.path, CrashingFileSystem(step)).save(data)
 
 
 @pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("history", [0, 1, 2], ids=["first-save", "second-save", "third-save"])
-def test_a_crash_at_any_step_leaves_old_or_new(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, history: int
-) -> None:
+def test_a_crash_at_any_step_leaves_old_or_new(tmp_path: Path, step: str, history: int) -> None:
     config = ConfigFile(tmp_path / "c.json")
     for v in range(history):
         config.save({"v": v, "pad": "x" * v})
     old = {"v": history - 1, "pad": "x" * (history - 1)} if history else None
     new = {"v": 99, "pad": "new"}
 
-    save_crashing(monkeypatch, config, new, step)
+    save_crashing(config, new, step)
 
     on_disk = [loads(tmp_path / "c.json"), loads(tmp_path / "c.json.bak")]
     if history:
@@ -176,28 +173,28 @@ def test_a_crash_at_any_step_leaves_old_or_new(
 @pytest.mark.parametrize("first", STEPS)
 @pytest.mark.parametrize("second", STEPS)
 def test_two_crashed_saves_in_a_row_still_leave_a_good_copy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str, second: str
+    tmp_path: Path, first: str, second: str
 ) -> None:
     config = ConfigFile(tmp_path / "c.json")
     config.save({"v": 0})
     config.save({"v": 1})
-    save_crashing(monkeypatch, config, {"v": 2}, first)
+    save_crashing(config, {"v": 2}, first)
     after_first = config.load()
     assert after_first in ({"v": 1}, {"v": 2})
-    save_crashing(monkeypatch, config, {"v": 3}, second)
+    save_crashing(config, {"v": 3}, second)
     assert config.load() in (after_first, {"v": 2}, {"v": 3})
     assert config.load() is not None
 
 
 class ShortWritingOs:
-    """``os.write`` may write fewer bytes than asked (POSIX allows it; a full disk does it)."""
+    """``os.pwrite`` may write fewer bytes than asked (POSIX allows it; a full disk does it)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(os, name)
 
     @staticmethod
-    def write(fd: int, data: bytes) -> int:
-        return os.write(fd, bytes(data[:7]))
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        return os.pwrite(fd, bytes(data[:7]), offset)
 
 
 def test_short_writes_do_not_store_a_truncated_file(
@@ -205,7 +202,7 @@ def test_short_writes_do_not_store_a_truncated_file(
 ) -> None:
     config = ConfigFile(tmp_path / "c.json")
     config.save({"v": 1})
-    monkeypatch.setattr(config_file_module, "os", ShortWritingOs())
+    monkeypatch.setattr(file_system_module, "os", ShortWritingOs())
     config.save({"v": 2, "name": "a value longer than one short write"})
     monkeypatch.undo()
     assert read_json(tmp_path / "c.json") == {"v": 2, "name": "a value longer than one short write"}
@@ -217,7 +214,7 @@ def test_short_writes_never_leave_both_copies_broken(
     config = ConfigFile(tmp_path / "c.json")
     saved = [{"v": 1}]
     config.save(saved[0])
-    monkeypatch.setattr(config_file_module, "os", ShortWritingOs())
+    monkeypatch.setattr(file_system_module, "os", ShortWritingOs())
     for v in (2, 3):
         data = {"v": v, "name": "a value longer than one short write"}
         saved.append(data)
@@ -226,3 +223,26 @@ def test_short_writes_never_leave_both_copies_broken(
             config.save(data)
     monkeypatch.undo()
     assert config.load() in saved
+
+
+# -- a rename that fails ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("failing", ["all", "tmp"], ids=["every-rename", "moving-tmp-in"])
+def test_a_failed_rename_keeps_the_old_file_and_says_so(tmp_path: Path, failing: str) -> None:
+    fs = FaultInjectingFileSystem()
+    config = ConfigFile(tmp_path / "topics.json", fs)
+    config.save({"v": 1})
+    config.save({"v": 2})
+    fs.rename_error = errno.EIO
+    fs.rename_error_path = None if failing == "all" else str(tmp_path / "topics.json.tmp")
+
+    with pytest.raises(OSError, match=r"cannot save .*topics\.json: moving .*topics\.json\.tmp"):
+        config.save({"v": 3})
+
+    assert read_json(tmp_path / "topics.json") == {"v": 2}
+    assert config.load() == {"v": 2}
+    fs.rename_error = None
+    config.save({"v": 4})
+    assert config.load() == {"v": 4}
+    assert read_json(tmp_path / "topics.json.bak") == {"v": 2}
