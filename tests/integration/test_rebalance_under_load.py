@@ -85,7 +85,7 @@ async def test_consumers_join_and_leave_during_50k_messages(cluster: InProcessCl
     first.register_listener(tally.listener("first"))
     await first.start()
     producing = asyncio.create_task(produce(cluster, topic, BATCH, TOTAL))
-    joiners = []
+    joiners: list[PushConsumer] = []
     for name in ("second", "third"):
         await wait_until(lambda: sum(tally.all_bodies().values()) > 5_000 * (len(joiners) + 1), 60)
         joiner = new_consumer(cluster, group)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from orbitmq.broker import BrokerController
+from orbitmq.broker import BrokerController, PullRequest
 from orbitmq.common import Message, MessageQueue, decode_message_id, decode_messages
 from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from orbitmq.protocol import OffsetMovedEvent, RequestCode, ResponseCode
@@ -107,7 +107,7 @@ async def test_unknown_topic_without_auto_create_is_topic_not_exist(
     broker = await broker_factory(auto_create_topic_enable=False)
     request = send_request(RequestCode.SEND_MESSAGE_V2, send_header("NoSuchTopic"), b"x")
     response = await send(client, broker, request)
-    assert response.code == ResponseCode.TOPIC_NOT_EXIST == 17
+    assert response.code == ResponseCode.TOPIC_NOT_EXIST.value == 17
     assert response.remark is not None
     assert response.remark.startswith("topic[NoSuchTopic] not exist, apply first please!")
     pull = await send(client, broker, pull_request("NoSuchTopic"))
@@ -131,7 +131,7 @@ async def test_sending_to_a_broker_written_system_topic_is_forbidden(
 ) -> None:
     # RocketMQ 4.9.8's msgCheck: TopicValidator.isNotAllowedSendTopic, NO_PERMISSION (16).
     response = await send(client, broker, send_request(code, send_header(topic), b"x"))
-    assert response.code == ResponseCode.NO_PERMISSION == 16
+    assert response.code == ResponseCode.NO_PERMISSION.value == 16
     assert response.remark == f"Sending message to topic[{topic}] is forbidden."
 
 
@@ -248,8 +248,8 @@ async def test_long_polling_answers_when_a_message_arrives(
     held = asyncio.Event()
     original = hold.suspend_pull_request
 
-    def suspend(topic_: str, queue_id: int, request: object) -> None:
-        original(topic_, queue_id, request)  # type: ignore[arg-type]
+    def suspend(topic: str, queue_id: int, request: PullRequest) -> None:
+        original(topic, queue_id, request)
         held.set()
 
     hold.suspend_pull_request = suspend  # type: ignore[method-assign]
@@ -282,14 +282,14 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
     create = send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"a")
     sent_header(await send(client, broker, create))
     hold = broker.pull_request_hold_service
-    woken: list[object] = []
+    woken: list[PullRequest] = []
     original = hold._wakeup
 
-    def wakeup(request: object) -> None:
+    def wakeup(request: PullRequest) -> None:
         woken.append(request)
-        original(request)  # type: ignore[arg-type]
+        original(request)
 
-    hold._wakeup = wakeup  # type: ignore[method-assign]
+    hold._wakeup = wakeup
     request = pull_request(
         topic,
         queue_id=1,

@@ -3,11 +3,12 @@ maxOffsetsPerTrigger, minOffsetsPerTrigger with maxTriggerDelay, and Trigger.Ava
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
 
 from orbitmq.common import MessageQueue
-from orbitmq.spark import stream_reader
 from orbitmq.spark.options import SourceOptions
 from orbitmq.spark.stream_reader import OrbitMQStreamReader
 
@@ -26,7 +27,8 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(stream_reader.time, "monotonic", fake.monotonic)
+    # stream_reader reads time.monotonic: the same function, patched where it lives.
+    monkeypatch.setattr(time, "monotonic", fake.monotonic)
     return fake
 
 
