@@ -238,6 +238,7 @@ async def test_orderly_consumer_keeps_each_queue_in_order(cluster: InProcessClus
     assert sorted(v for values in per_queue.values() for v in values) == list(range(60))
 
 
+@pytest.mark.slow
 async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_redelivered(
     fast_retry_cluster: InProcessCluster,
 ) -> None:

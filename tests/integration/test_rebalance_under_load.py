@@ -76,6 +76,7 @@ async def wait_until(condition, timeout_s: float) -> None:  # type: ignore[no-un
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_consumers_join_and_leave_during_50k_messages(cluster: InProcessCluster) -> None:
     topic, group = "LoadTopic", "load-cg"
     tally = Tally()
@@ -158,6 +159,7 @@ def _read_all(stream, into: list[str]) -> None:  # type: ignore[no-untyped-def]
         into.append(line.strip())
 
 
+@pytest.mark.slow
 async def test_orderly_consumers_keep_per_key_order_through_a_rebalance(
     cluster: InProcessCluster,
 ) -> None:

@@ -106,6 +106,7 @@ def _read_into(decoder: FrameDecoder, stream: bytes, reads: list[int]) -> list[R
     return received
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.integers(0, 1_500_000), min_size=1, max_size=3),
