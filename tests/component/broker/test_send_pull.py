@@ -23,6 +23,7 @@ from tests.component.broker.conftest import (
     send_request,
     sent_header,
 )
+from tests.eventually import eventually_async, stays_async
 
 
 async def test_send_v1_v2_and_batch_then_pull_them_back(
@@ -298,10 +299,7 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
         subscription="TagA",
     )
     pending = asyncio.create_task(client.invoke(broker.address, request, 30.0))
-    for _ in range(100):
-        if hold.held_count:
-            break
-        await asyncio.sleep(0.02)
+    await eventually_async(lambda: hold.held_count, 2, what="the pull to be held")
     assert hold.held_count == 1
 
     for tag in ("TagB", "TagC"):
@@ -310,7 +308,10 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
         )
         sent_header(await send(client, broker, other))
     assert await asyncio.to_thread(broker.message_store.wait_for_dispatch, 5)
-    await asyncio.sleep(0.3)  # the arrivals hop from the reput thread to the loop
+    # The arrivals hop from the reput thread to the loop: give them the time to (not) wake it.
+    await stays_async(
+        lambda: not pending.done() and not woken, 0.3, what="the pull held through other tags"
+    )
     assert not pending.done()
     assert woken == []
 

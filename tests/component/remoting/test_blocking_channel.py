@@ -8,7 +8,6 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
@@ -24,6 +23,7 @@ from orbitmq.protocol import (
 )
 from orbitmq.remoting import RemotingConnectError, RemotingTimeoutError
 from orbitmq.remoting.blocking_channel import BlockingChannel
+from tests.eventually import eventually
 
 Script = Callable[[socket.socket], object]
 
@@ -168,10 +168,7 @@ def test_an_idle_channel_knows_when_its_peer_has_gone(peer: Peer) -> None:
     channel.receive(2.0)
     assert not channel.peer_closed()  # idle and open
     closed.set()  # the peer's script ends: it closes the connection
-    deadline = time.monotonic() + 5
-    while not channel.peer_closed():
-        assert time.monotonic() < deadline, "the peer's close was never seen"
-        time.sleep(0.01)
+    eventually(channel.peer_closed, 5, 0.01, what="the peer's close")
 
 
 def test_a_range_reader_replaces_a_pooled_channel_whose_peer_has_gone(peer: Peer) -> None:
@@ -184,10 +181,7 @@ def test_a_range_reader_replaces_a_pooled_channel_whose_peer_has_gone(peer: Peer
     reader = BlockingRangeReader("g", 2.0)
     stale = BlockingChannel(addr, 2.0)
     reader._idle[addr] = [stale]
-    deadline = time.monotonic() + 5
-    while not stale.peer_closed():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    eventually(stale.peer_closed, 5, 0.01)
     fresh = reader._take(addr)
     assert fresh is not stale and stale.closed and not fresh.closed
     fresh.close()
