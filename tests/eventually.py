@@ -22,14 +22,14 @@ DEFAULT_INTERVAL_S = 0.02
 
 
 def eventually(
-    condition: Callable[[], T],
+    condition: Callable[[], T | None],
     timeout_s: float = DEFAULT_TIMEOUT_S,
     interval_s: float = DEFAULT_INTERVAL_S,
     *,
     what: str | None = None,
 ) -> T:
-    """Call ``condition`` until it returns something truthy, and return that; fail with an
-    AssertionError after ``timeout_s``."""
+    """Call ``condition`` until it returns something truthy, and return that (so never None);
+    fail with an AssertionError after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while True:
         value = condition()
@@ -42,7 +42,7 @@ def eventually(
 
 @overload
 async def eventually_async(
-    condition: Callable[[], Awaitable[T]],
+    condition: Callable[[], Awaitable[T | None]],
     timeout_s: float = ...,
     interval_s: float = ...,
     *,
@@ -52,7 +52,7 @@ async def eventually_async(
 
 @overload
 async def eventually_async(
-    condition: Callable[[], T],
+    condition: Callable[[], T | None],
     timeout_s: float = ...,
     interval_s: float = ...,
     *,
@@ -71,8 +71,14 @@ async def eventually_async(
     (a probe that asks a server), and the loop runs other tasks between polls."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
+    value: object = None
     while True:
-        value = await _value_of(condition)
+        try:
+            # A probe that hangs (a request with no answer) is bounded by the same deadline.
+            async with asyncio.timeout_at(deadline):
+                value = await _value_of(condition)
+        except TimeoutError:
+            raise AssertionError(_timed_out(condition, what, value, timeout_s)) from None
         if value:
             return value
         if loop.time() >= deadline:

@@ -3,6 +3,7 @@ waited for; stays fails the moment its condition breaks."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import pytest
@@ -47,3 +48,12 @@ async def test_the_async_twins_take_plain_and_async_conditions() -> None:
     await stays_async(lambda: True, 0.05)
     with pytest.raises(AssertionError, match="was False"):
         await stays_async(lambda: False, 1)
+
+
+async def test_a_hanging_probe_is_bounded_by_the_timeout() -> None:
+    async def hangs() -> bool:
+        await asyncio.sleep(60)
+        return True
+
+    with pytest.raises(AssertionError, match=r"waited 0.05 s for .*hangs"):
+        await eventually_async(hangs, timeout_s=0.05)
