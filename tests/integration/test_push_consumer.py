@@ -15,6 +15,7 @@ import pytest
 from orbitmq.client import (
     ConsumeContext,
     ConsumeMessageContext,
+    Listener,
     Producer,
     PushConsumer,
     PushConsumerConfig,
@@ -60,7 +61,7 @@ class Received:
                 await self.changed.wait()
 
 
-def listener_for(received: Received, who: str):  # type: ignore[no-untyped-def]
+def listener_for(received: Received, who: str) -> Listener:
     async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
         received.add(who, messages)
 

@@ -10,13 +10,14 @@ import subprocess
 import sys
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
 
 from orbitmq.client import (
     ConsumeContext,
+    Listener,
     Producer,
     PushConsumer,
     PushConsumerConfig,
@@ -44,7 +45,7 @@ class Tally:
         self.lock = threading.Lock()
         self.by_consumer: dict[str, list[str]] = defaultdict(list)
 
-    def listener(self, name: str):  # type: ignore[no-untyped-def]
+    def listener(self, name: str) -> Listener:
         async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
             with self.lock:
                 self.by_consumer[name].extend(m.body.decode() for m in messages)
@@ -153,7 +154,7 @@ async def test_a_consumer_killed_with_sigkill_loses_nothing(cluster: InProcessCl
     assert len(survivor.process_queues) >= 4  # it owns every queue of the topic now
 
 
-def _read_all(stream, into: list[str]) -> None:  # type: ignore[no-untyped-def]
+def _read_all(stream: Iterable[str], into: list[str]) -> None:
     for line in stream:
         into.append(line.strip())
 
