@@ -31,6 +31,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.protocol import ConsumeFromWhere
 from orbitmq.sync import AdminClient, LitePullConsumer, Producer, PushConsumer, QueueReader
 from orbitmq.testing import ThreadedCluster
+from tests.eventually import eventually
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -337,10 +338,11 @@ def test_sync_queue_reader_reads_ranges_searches_and_commits(namesrv_addr: str) 
         producer.send([Message("ReaderSync", b"m-%d" % i) for i in range(30)], queue=q2)
     reader = QueueReader(namesrv_addr)
     with reader:
-        deadline = time.monotonic() + WAIT_S
-        while reader.queue_offsets("ReaderSync")[q2] != (0, 30):
-            assert time.monotonic() < deadline, "the consume queue was never built"
-            time.sleep(0.02)
+        eventually(
+            lambda: reader.queue_offsets("ReaderSync")[q2] == (0, 30),
+            WAIT_S,
+            what="the consume queue to be built",
+        )
         batches = list(reader.read(q2, 4, 27, batch_size=10))
         assert [len(b) for b in batches] == [10, 10, 3]
         got = [m for b in batches for m in b]
