@@ -72,8 +72,9 @@ test: $(STAMP) java-runtime
 	exit $$rc
 
 # The quick loop while working: ruff, then the unit and component tests that take under ~3 s
-# each (no slow, compat, spark or fault tests; no Spark, so no Java): well under a minute
-# on a quiet 2-core machine. `make test` runs all of these and the rest.
+# each (no slow, compat, spark or fault tests; no Spark, so no Java), about 35 s of CPU time:
+# under a minute on a 2-core machine that is not busy with other work. `make test` runs all
+# of these and the rest.
 UNIT_MARKERS := not slow and not compat and not spark and not fault
 unit: $(STAMP)
 	$(VPY) -m ruff format --check $(LINT_DIRS)
