@@ -15,6 +15,20 @@ from tests.support import small_config
 
 StoreFactory = Callable[..., MessageStore]
 
+TESTS_DIR = Path(__file__).resolve().parent
+#: Layers marked by directory, so that no test in them can forget its marker.
+DIRECTORY_MARKERS = ("compat", "spark")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if not item.path.is_relative_to(TESTS_DIR):  # a session may collect more than tests/
+            continue
+        layer = item.path.relative_to(TESTS_DIR).parts[0]
+        if layer in DIRECTORY_MARKERS:
+            item.add_marker(layer)
+
 
 @pytest.fixture
 def store_factory(tmp_path: Path) -> Iterator[StoreFactory]:

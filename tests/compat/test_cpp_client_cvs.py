@@ -249,7 +249,8 @@ def test_push_consumer_broadcasting_delivers_everything_to_everyone(
         cpp_cvs.run("cpp_producer.py", orbitmq.namesrv, BROADCAST_TOPIC, "cpp-bc-pg", COUNT)
 
         def has_all(lines: list[dict[str, Any]]) -> bool:
-            return sum(r["body"].startswith("body-") for r in lines) >= COUNT
+            count: int = sum(r["body"].startswith("body-") for r in lines)
+            return count >= COUNT
 
         lines_one = one.wait_for(has_all, 30)
         lines_two = two.wait_for(has_all, 30)

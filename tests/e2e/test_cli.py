@@ -18,6 +18,7 @@ from tests.component.broker.conftest import (
     send_request,
     sent_header,
 )
+from tests.eventually import eventually_async
 from tests.support import start_orbitmq
 
 
@@ -33,19 +34,16 @@ async def send_and_pull(namesrv: str, broker: str) -> None:
         response = await client.invoke(broker, pull, 5.0)
         assert response.code == ResponseCode.SUCCESS, response.remark
         assert [m.body for m in decode_messages(response.body)] == [b"hello cli"]
+
         # The new topic is routed by the embedded name server.
-        async with asyncio.timeout(5):
-            while True:
-                route = await client.invoke(
-                    namesrv,
-                    RemotingCommand.create_request(
-                        RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "CliTopic"}
-                    ),
-                    5.0,
-                )
-                if route.code == ResponseCode.SUCCESS:
-                    break
-                await asyncio.sleep(0.02)
+        async def routed() -> RemotingCommand | None:
+            request = RemotingCommand.create_request(
+                RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "CliTopic"}
+            )
+            route = await client.invoke(namesrv, request, 5.0)
+            return route if route.code == ResponseCode.SUCCESS else None
+
+        route = await eventually_async(routed, 5, what="CliTopic's route")
         brokers = TopicRouteData.from_json(route.body).broker_datas
         assert [b.broker_addrs for b in brokers] == [{0: broker}]
     finally:

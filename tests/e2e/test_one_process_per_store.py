@@ -16,6 +16,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
+
 from orbitmq.client import Producer, SendStatus, queue_offsets, read_queue_range
 from orbitmq.common import Message
 from tests.support import SMALL_STORE_CONF, run_orbitmq, start_orbitmq
@@ -65,6 +67,7 @@ def _stop(process: subprocess.Popen[bytes], sig: signal.Signals = signal.SIGTERM
     process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_a_second_server_on_a_live_store_is_refused_and_loses_nothing(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     first, ready = start_orbitmq(data_dir, tmp_path / "first")

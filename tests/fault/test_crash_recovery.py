@@ -488,6 +488,7 @@ def _crash_cycles(tmp_path: Path, cycles: int, recovering_every: int = 0) -> Cra
     return run
 
 
+@pytest.mark.slow
 def test_crash_cycles_default(tmp_path: Path) -> None:
     """Three kill -9 / recover cycles: the part of the crash test that runs in `make test`."""
     run = _crash_cycles(tmp_path, 3)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
@@ -29,8 +28,8 @@ from orbitmq.protocol import (
     SubscriptionData,
 )
 from orbitmq.testing import InProcessCluster
+from tests.eventually import eventually_async
 
-T = TypeVar("T")
 #: Unique ids as a producer with pid 4242 makes them: the pid fixes how an id decodes.
 PID_4242_IDS = UniqueIdGenerator(ip=bytes([127, 0, 0, 1]), pid=4242)
 #: The key index and the name servers' routes follow in the background: wait this long.
@@ -41,16 +40,6 @@ WAIT_S = 5.0
 async def admin(cluster: InProcessCluster) -> AsyncIterator[AdminClient]:
     async with AdminClient(namesrv_addr=cluster.namesrv_addr) as client:
         yield client
-
-
-async def eventually(probe: Callable[[], Awaitable[T | None]]) -> T:
-    """The first non-empty answer of ``probe`` within WAIT_S."""
-    async with asyncio.timeout(WAIT_S):
-        while True:
-            found = await probe()
-            if found:
-                return found
-            await asyncio.sleep(0.02)
 
 
 async def send_to_queues(
@@ -83,7 +72,7 @@ async def dispatched(admin: AdminClient, topic: str, results: list[SendResult]) 
         status = await admin.topic_status(topic)
         return all(s.max_offset == counts.get(s.queue_id, 0) for s in status)
 
-    await eventually(done)
+    await eventually_async(done, WAIT_S)
 
 
 async def stored_messages(admin: AdminClient, results: list[SendResult]) -> list[MessageExt]:
@@ -169,7 +158,7 @@ async def test_consumer_progress_shows_lag_per_queue_and_the_retry_topic(
     await admin.api.send_heartbeat(
         addr, HeartbeatData(client_id="admin-test", consumer_data_set=[consumer]), 3.0
     )
-    await eventually(lambda: _has_route(admin, retry_topic("progress_cg")))
+    await eventually_async(lambda: _has_route(admin, retry_topic("progress_cg")), WAIT_S)
     for queue_id, offset in [(0, 3), (1, 1)]:
         mq = MessageQueue("ProgressTopic", "broker-a", queue_id)
         await admin.api.update_consumer_offset(addr, "progress_cg", mq, offset, 3.0)
@@ -277,7 +266,9 @@ async def test_view_by_offset_id_and_query_by_key_and_unique_id(
     viewed = await admin.view_message(results[1].offset_msg_id)
     assert (viewed.body, viewed.keys, viewed.unique_key) == (b"m1", ["k1"], results[1].msg_id)
 
-    by_key = await eventually(lambda: admin.query_messages_by_key("LookupTopic", "k2"))
+    by_key = await eventually_async(
+        lambda: admin.query_messages_by_key("LookupTopic", "k2"), WAIT_S
+    )
     assert [m.body for m in by_key] == [b"m2"]
     assert await admin.query_messages_by_key("LookupTopic", "k2", end_ms=1) == []
 
@@ -312,18 +303,14 @@ async def test_reset_reaches_a_running_consumer_which_consumes_again(
     consumer.register_listener(on_messages)
     await consumer.start()
     try:
-        await eventually(lambda: _true_when(len(seen) >= 2))
+        await eventually_async(lambda: len(seen) >= 2, WAIT_S)
         await consumer.persist_offsets()
         moved = await admin.reset_offset_by_timestamp("replay_cg", "ReplayTopic", 0)
         assert set(moved.values()) == {0}
-        await eventually(lambda: _true_when(len(seen) >= 4))
+        await eventually_async(lambda: len(seen) >= 4, WAIT_S)
     finally:
         await consumer.shutdown()
     assert sorted(seen) == sorted([m.body for m in await stored_messages(admin, first)] * 2)
-
-
-async def _true_when(condition: bool) -> bool | None:
-    return condition or None
 
 
 async def test_view_message_takes_the_id_send_returned(
@@ -350,5 +337,5 @@ async def test_view_message_takes_the_id_send_returned(
         except MQClientError:
             return None  # the index follows the commit log in the background
 
-    assert (await eventually(by_unique_id)).body == b"v"
+    assert (await eventually_async(by_unique_id, WAIT_S)).body == b"v"
     assert (await admin.view_message(result.offset_msg_id)).unique_key == result.msg_id

@@ -148,6 +148,7 @@ def test_the_parser_pairs_a_program_with_the_output_right_after_it() -> None:
     range(len(EXAMPLES)),
     ids=[re.sub(r"\W+", "-", example.heading).strip("-").lower() for example in EXAMPLES],
 )
+@pytest.mark.slow
 def test_example_runs_as_pasted(number: int, guide_runs: list[list[Run]]) -> None:
     example = EXAMPLES[number]
     assert example.output is not None, f"{example.where}: no text block of what it prints"

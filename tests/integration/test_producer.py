@@ -15,6 +15,7 @@ from orbitmq.protocol import RemotingCommand, ResponseCode
 from orbitmq.remoting import RemotingClient
 from orbitmq.testing import InProcessCluster
 from tests.compat.read_back import pull_queue, query
+from tests.eventually import eventually_async
 
 
 async def stored(cluster: InProcessCluster, topic: str, queues: int = 4) -> list[Any]:
@@ -119,10 +120,11 @@ async def test_oneway_and_concurrent_sends(cluster: InProcessCluster) -> None:
             *(producer.send(Message("Oneway", b"c%d" % i)) for i in range(50))
         )
     assert len({r.msg_id for r in results}) == 50
-    for _ in range(100):
-        if len(await stored(cluster, "Oneway")) == 51:
-            break
-        await asyncio.sleep(0.05)
+
+    async def all_stored() -> bool:
+        return len(await stored(cluster, "Oneway")) == 51
+
+    await eventually_async(all_stored, 5, 0.05)
     assert sorted(m.body for m in await stored(cluster, "Oneway")) == sorted(
         [b"one", *(b"c%d" % i for i in range(50))]
     )

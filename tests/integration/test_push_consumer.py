@@ -15,14 +15,16 @@ import pytest
 from orbitmq.client import (
     ConsumeContext,
     ConsumeMessageContext,
+    Listener,
     Producer,
     PushConsumer,
     PushConsumerConfig,
     select_by_hash,
 )
-from orbitmq.common import Message, MessageExt
+from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.protocol import ConsumeFromWhere, MessageModel
 from orbitmq.testing import InProcessCluster
+from tests.eventually import eventually_async, stays_async
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -59,7 +61,7 @@ class Received:
                 await self.changed.wait()
 
 
-def listener_for(received: Received, who: str):  # type: ignore[no-untyped-def]
+def listener_for(received: Received, who: str) -> Listener:
     async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
         received.add(who, messages)
 
@@ -110,12 +112,14 @@ async def test_two_consumers_of_a_group_share_the_queues(cluster: InProcessClust
         c.subscribe("SharedTopic")
         c.register_listener(listener_for(received, f"c{i}"))
         await c.start()
+
+    def owned_queues() -> list[set[MessageQueue]]:
+        return [{q for q in c.process_queues if q.topic == "SharedTopic"} for c in consumers]
+
     try:
-        for _ in range(100):  # the broker notifies the first of the second: both rebalance
-            owned = [{q for q in c.process_queues if q.topic == "SharedTopic"} for c in consumers]
-            if all(len(o) == 2 for o in owned):
-                break
-            await asyncio.sleep(0.1)
+        # The broker notifies the first of the second: both rebalance.
+        await eventually_async(lambda: all(len(o) == 2 for o in owned_queues()), 10, 0.1)
+        owned = owned_queues()
         assert [len(o) for o in owned] == [2, 2] and not owned[0] & owned[1]
         await produce(cluster, "SharedTopic", 80)  # m-0 again, and 79 new ones
         await received.wait_for(80)
@@ -136,7 +140,8 @@ async def test_tag_filter_delivers_only_the_subscribed_tags(cluster: InProcessCl
     await c.start()
     try:
         await received.wait_for(20)
-        await asyncio.sleep(0.3)
+        tag1 = {b"m-%d" % i for i in range(1, 40, 2)}
+        await stays_async(lambda: set(received.bodies()) <= tag1, 0.3, what="only Tag1 delivered")
     finally:
         await c.shutdown()
     assert sorted(set(received.bodies())) == sorted(b"m-%d" % i for i in range(1, 40, 2))
@@ -238,6 +243,7 @@ async def test_orderly_consumer_keeps_each_queue_in_order(cluster: InProcessClus
     assert sorted(v for values in per_queue.values() for v in values) == list(range(60))
 
 
+@pytest.mark.slow
 async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_redelivered(
     fast_retry_cluster: InProcessCluster,
 ) -> None:

@@ -10,13 +10,14 @@ import subprocess
 import sys
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
 
 from orbitmq.client import (
     ConsumeContext,
+    Listener,
     Producer,
     PushConsumer,
     PushConsumerConfig,
@@ -28,6 +29,7 @@ from orbitmq.protocol import ConsumeFromWhere
 from orbitmq.remoting import RemotingClient
 from orbitmq.testing import InProcessCluster
 from tests.compat.read_back import query
+from tests.eventually import eventually_async
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -43,7 +45,7 @@ class Tally:
         self.lock = threading.Lock()
         self.by_consumer: dict[str, list[str]] = defaultdict(list)
 
-    def listener(self, name: str):  # type: ignore[no-untyped-def]
+    def listener(self, name: str) -> Listener:
         async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
             with self.lock:
                 self.by_consumer[name].extend(m.body.decode() for m in messages)
@@ -70,12 +72,7 @@ def new_consumer(cluster: InProcessCluster, group: str, **config: object) -> Pus
     )
 
 
-async def wait_until(condition, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
-    async with asyncio.timeout(timeout_s):
-        while not condition():
-            await asyncio.sleep(0.05)
-
-
+@pytest.mark.slow
 async def test_consumers_join_and_leave_during_50k_messages(cluster: InProcessCluster) -> None:
     topic, group = "LoadTopic", "load-cg"
     tally = Tally()
@@ -85,19 +82,21 @@ async def test_consumers_join_and_leave_during_50k_messages(cluster: InProcessCl
     first.register_listener(tally.listener("first"))
     await first.start()
     producing = asyncio.create_task(produce(cluster, topic, BATCH, TOTAL))
-    joiners = []
+    joiners: list[PushConsumer] = []
     for name in ("second", "third"):
-        await wait_until(lambda: sum(tally.all_bodies().values()) > 5_000 * (len(joiners) + 1), 60)
+        await eventually_async(
+            lambda: sum(tally.all_bodies().values()) > 5_000 * (len(joiners) + 1), 60, 0.05
+        )
         joiner = new_consumer(cluster, group)
         joiner.subscribe(topic)
         joiner.register_listener(tally.listener(name))
         await joiner.start()
         joiners.append(joiner)
-    await wait_until(lambda: len(tally.by_consumer["third"]) > 1_000, 60)
+    await eventually_async(lambda: len(tally.by_consumer["third"]) > 1_000, 60, 0.05)
     await joiners[0].shutdown()  # "second" leaves mid-run
     await producing
     try:
-        await wait_until(lambda: len(tally.all_bodies()) == TOTAL, 90)
+        await eventually_async(lambda: len(tally.all_bodies()) == TOTAL, 90, 0.05)
     finally:
         for c in (first, joiners[1]):
             await c.shutdown()
@@ -136,14 +135,16 @@ async def test_a_consumer_killed_with_sigkill_loses_nothing(cluster: InProcessCl
         assert ready.strip() == "READY"
         reader = asyncio.create_task(asyncio.to_thread(_read_all, victim.stdout, victim_bodies))
         producing = asyncio.create_task(produce(cluster, topic, BATCH, total))
-        await wait_until(lambda: len(victim_bodies) > 2_000, 60)
+        await eventually_async(lambda: len(victim_bodies) > 2_000, 60, 0.05)
         victim.kill()  # SIGKILL: no unregister, no offset commit
         victim.wait()
         await producing
         await reader
         # The broker sees the connection close, drops the client and tells the survivor,
         # which takes every queue and starts from the last committed offsets.
-        await wait_until(lambda: len(set(tally.all_bodies()) | set(victim_bodies)) == total, 90)
+        await eventually_async(
+            lambda: len(set(tally.all_bodies()) | set(victim_bodies)) == total, 90, 0.05
+        )
     finally:
         if victim.poll() is None:
             victim.kill()
@@ -153,11 +154,12 @@ async def test_a_consumer_killed_with_sigkill_loses_nothing(cluster: InProcessCl
     assert len(survivor.process_queues) >= 4  # it owns every queue of the topic now
 
 
-def _read_all(stream, into: list[str]) -> None:  # type: ignore[no-untyped-def]
+def _read_all(stream: Iterable[str], into: list[str]) -> None:
     for line in stream:
         into.append(line.strip())
 
 
+@pytest.mark.slow
 async def test_orderly_consumers_keep_per_key_order_through_a_rebalance(
     cluster: InProcessCluster,
 ) -> None:
@@ -193,7 +195,7 @@ async def test_orderly_consumers_keep_per_key_order_through_a_rebalance(
                 await joiner.start()
                 consumers.append(joiner)
     try:
-        await wait_until(lambda: sum(len(v) for v in per_key.values()) >= total + 1, 60)
+        await eventually_async(lambda: sum(len(v) for v in per_key.values()) >= total + 1, 60, 0.05)
     finally:
         for c in consumers:
             await c.shutdown()
@@ -224,9 +226,9 @@ async def test_exhausted_retries_end_in_the_dead_letter_queue(tmp_path: Path) ->
         client = RemotingClient()
         try:
             broker = cluster.brokers[0].address
-            async with asyncio.timeout(30):
-                while not (dead := await query(client, broker, sent.msg_id, dlq_topic("dlq-cg"))):
-                    await asyncio.sleep(0.2)
+            dead = await eventually_async(
+                lambda: query(client, broker, sent.msg_id, dlq_topic("dlq-cg")), 30, 0.2
+            )
         finally:
             await client.close()
             await consumer.shutdown()

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.protocol import ConsumeFromWhere
 from orbitmq.sync import AdminClient, LitePullConsumer, Producer, PushConsumer, QueueReader
 from orbitmq.testing import ThreadedCluster
+from tests.eventually import eventually
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -112,6 +113,7 @@ def test_sync_producer_sends_every_way_and_a_plain_listener_receives_everything(
         single = producer.send(Message("SyncTopic", b"single"))
         with consumer:
             batch = producer.send([Message("SyncTopic", b"batch-%d" % i) for i in range(5)])
+            # A runtime check of what the signature says: the facade hands back no future.
             assert producer.send_oneway(Message("SyncTopic", b"oneway")) is None
             futures = [
                 producer.send_async(Message("SyncTopic", b"async-%d" % i), callbacks)
@@ -412,10 +414,11 @@ def test_sync_queue_reader_reads_ranges_searches_and_commits(namesrv_addr: str) 
         producer.send([Message("ReaderSync", b"m-%d" % i) for i in range(30)], queue=q2)
     reader = QueueReader(namesrv_addr)
     with reader:
-        deadline = time.monotonic() + WAIT_S
-        while reader.queue_offsets("ReaderSync")[q2] != (0, 30):
-            assert time.monotonic() < deadline, "the consume queue was never built"
-            time.sleep(0.02)
+        eventually(
+            lambda: reader.queue_offsets("ReaderSync")[q2] == (0, 30),
+            WAIT_S,
+            what="the consume queue to be built",
+        )
         batches = list(reader.read(q2, 4, 27, batch_size=10))
         assert [len(b) for b in batches] == [10, 10, 3]
         got = [m for b in batches for m in b]
@@ -429,6 +432,7 @@ def test_sync_queue_reader_reads_ranges_searches_and_commits(namesrv_addr: str) 
         assert [m.queue_offset for b in raw for m in b if m.queue_offset < 27] == list(range(4, 27))
         assert [m.body for b in raw for m in b][:3] == [b"m-4", b"m-5", b"m-6"]
         views = reader.read_raw(q2, 0, 30, batch_size=10)
+        assert isinstance(views, Generator)  # closed below, mid-read
         first = next(views)
         head = bytes(first)
         next(views)  # the second answer is read into the buffer the first one's view shows

@@ -28,6 +28,7 @@ from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.protocol import BROKER_REQUEST_CODES, NAMESRV_REQUEST_CODES, CreateTopicRequestHeader
 from orbitmq.sync import Producer as SyncProducer
 from orbitmq.testing import InProcessCluster
+from tests.eventually import eventually_async
 from tests.support import LogRecordWaiter
 
 pytestmark = pytest.mark.timeout(60)
@@ -256,9 +257,8 @@ async def test_a_consumer_shutdown_leaves_no_unmatched_response_warning(
         await producer.send(Message("QuietTopic", b"first"))
         await asyncio.wait_for(consumed.wait(), 20)
         holds = cluster.brokers[0].pull_request_hold_service
-        async with asyncio.timeout(20):
-            while holds.held_count < 2:  # QuietTopic's queue and the retry topic's
-                await asyncio.sleep(0.01)
+        # QuietTopic's queue and the retry topic's.
+        await eventually_async(lambda: holds.held_count >= 2, 20, 0.01)
 
         with LogRecordWaiter("orbitmq.remoting.channel") as log:
             await consumer.shutdown()

@@ -18,7 +18,7 @@ from orbitmq.common import Message, MessageQueue
 from orbitmq.sync import AdminClient, Producer, QueueReader
 from orbitmq.testing import ThreadedCluster
 
-WAIT_S = 20.0
+WAIT_S = 20
 
 
 def spark_env() -> dict[str, str]:

@@ -10,12 +10,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 from orbitmq.common import MessageQueue
 from orbitmq.sync import AdminClient, Producer
@@ -36,7 +37,8 @@ def stream(spark: SparkSession, namesrv_addr: str, topic: str, **options: str) -
     )
 
 
-def to_parquet(df: DataFrame, out: Path, checkpoint: Path, **trigger: object) -> StreamingQuery:
+# ``trigger`` is Any: it goes to DataStreamWriter.trigger, whose overloads take one keyword each.
+def to_parquet(df: DataFrame, out: Path, checkpoint: Path, **trigger: Any) -> StreamingQuery:
     writer = df.writeStream.format("parquet").option("path", str(out))
     return writer.option("checkpointLocation", str(checkpoint)).trigger(**trigger).start()
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from orbitmq.common import decode_message
 from orbitmq.store import GetMessageStatus, PutMessageStatus
 from tests.conftest import StoreFactory
 from tests.support import make_message
 
 
-def test_put_then_read_back_after_restart(store_factory: StoreFactory, tmp_path) -> None:
+def test_put_then_read_back_after_restart(store_factory: StoreFactory, tmp_path: Path) -> None:
     store = store_factory()
     for i in range(10):
         result = store.put_message(make_message(body=f"m{i}".encode(), tags="TagA"))

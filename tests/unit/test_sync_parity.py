@@ -67,7 +67,9 @@ SYNC_ONLY: dict[type, dict[str, str]] = {
 
 #: Constructor parameters on one side only.
 INIT_ASYNC_ONLY = {
-    "instance": "an MQClientInstance runs on its event loop; a facade's client owns its own"
+    "instance": "an MQClientInstance runs on its event loop; a facade's client owns its own",
+    "clock": "the test seam of the asyncio client (deadlines on a ManualClock); facades keep "
+    "the system clock",
 }
 INIT_SYNC_ONLY = {"call_timeout_s": "how long the facade waits for a call on its loop"}
 #: A blocking method may bound its wait with a trailing keyword-only parameter of this name.

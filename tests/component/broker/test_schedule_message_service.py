@@ -60,7 +60,9 @@ def test_a_message_arrives_in_its_real_topic_when_due(store_factory: StoreFactor
     assert store.put_message(_delayed(2, b"in-5s")).is_ok
     store.reput_message_service.do_reput()
 
-    assert 4.9 <= schedule.deliver_due() <= 5.0
+    due = schedule.deliver_due()
+    assert due is not None
+    assert 4.9 <= due <= 5.0
     store.reput_message_service.do_reput()
     assert store.get_message("g", "RealTopic", 1, 0, 32).status is (
         GetMessageStatus.NO_MATCHED_LOGIC_QUEUE

@@ -59,7 +59,7 @@ async def send_one(
     properties: dict[str, str] | None = None,
     body: bytes = b"hello",
     topic: str = TOPIC,
-    **extra: object,
+    **extra: int,
 ) -> str:
     """Send one message; its offset message id."""
     header = send_header(topic, properties, **extra)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from orbitmq.broker import BrokerController
+from orbitmq.broker import BrokerController, PullRequest
 from orbitmq.common import Message, MessageQueue, decode_message_id, decode_messages
 from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from orbitmq.protocol import OffsetMovedEvent, RequestCode, ResponseCode
@@ -22,6 +22,7 @@ from tests.component.broker.conftest import (
     send_request,
     sent_header,
 )
+from tests.eventually import eventually_async, stays_async
 
 
 async def test_send_v1_v2_and_batch_then_pull_them_back(
@@ -126,7 +127,7 @@ async def test_unknown_topic_without_auto_create_is_topic_not_exist(
     broker = await broker_factory(auto_create_topic_enable=False)
     request = send_request(RequestCode.SEND_MESSAGE_V2, send_header("NoSuchTopic"), b"x")
     response = await send(client, broker, request)
-    assert response.code == ResponseCode.TOPIC_NOT_EXIST == 17
+    assert response.code == ResponseCode.TOPIC_NOT_EXIST.value == 17
     assert response.remark is not None
     assert response.remark.startswith("topic[NoSuchTopic] not exist, apply first please!")
     pull = await send(client, broker, pull_request("NoSuchTopic"))
@@ -150,7 +151,7 @@ async def test_sending_to_a_broker_written_system_topic_is_forbidden(
 ) -> None:
     # RocketMQ 4.9.8's msgCheck: TopicValidator.isNotAllowedSendTopic, NO_PERMISSION (16).
     response = await send(client, broker, send_request(code, send_header(topic), b"x"))
-    assert response.code == ResponseCode.NO_PERMISSION == 16
+    assert response.code == ResponseCode.NO_PERMISSION.value == 16
     assert response.remark == f"Sending message to topic[{topic}] is forbidden."
 
 
@@ -267,8 +268,8 @@ async def test_long_polling_answers_when_a_message_arrives(
     held = asyncio.Event()
     original = hold.suspend_pull_request
 
-    def suspend(topic_: str, queue_id: int, request: object) -> None:
-        original(topic_, queue_id, request)  # type: ignore[arg-type]
+    def suspend(topic: str, queue_id: int, request: PullRequest) -> None:
+        original(topic, queue_id, request)
         held.set()
 
     hold.suspend_pull_request = suspend  # type: ignore[method-assign]
@@ -301,14 +302,14 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
     create = send_request(RequestCode.SEND_MESSAGE, send_header(topic), b"a")
     sent_header(await send(client, broker, create))
     hold = broker.pull_request_hold_service
-    woken: list[object] = []
+    woken: list[PullRequest] = []
     original = hold._wakeup
 
-    def wakeup(request: object) -> None:
+    def wakeup(request: PullRequest) -> None:
         woken.append(request)
-        original(request)  # type: ignore[arg-type]
+        original(request)
 
-    hold._wakeup = wakeup  # type: ignore[method-assign]
+    hold._wakeup = wakeup
     request = pull_request(
         topic,
         queue_id=1,
@@ -317,10 +318,7 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
         subscription="TagA",
     )
     pending = asyncio.create_task(client.invoke(broker.address, request, 30.0))
-    for _ in range(100):
-        if hold.held_count:
-            break
-        await asyncio.sleep(0.02)
+    await eventually_async(lambda: hold.held_count, 2, what="the pull to be held")
     assert hold.held_count == 1
 
     for tag in ("TagB", "TagC"):
@@ -329,7 +327,10 @@ async def test_long_polling_waits_through_messages_its_tags_do_not_want(
         )
         sent_header(await send(client, broker, other))
     assert await asyncio.to_thread(broker.message_store.wait_for_dispatch, 5)
-    await asyncio.sleep(0.3)  # the arrivals hop from the reput thread to the loop
+    # The arrivals hop from the reput thread to the loop: give them the time to (not) wake it.
+    await stays_async(
+        lambda: not pending.done() and not woken, 0.3, what="the pull held through other tags"
+    )
     assert not pending.done()
     assert woken == []
 

@@ -17,9 +17,9 @@ async def test_offsets_are_saved_at_stop_while_the_lock_is_held(
     holders: list[int | None] = []
     persist = broker.consumer_offset_manager.persist
 
-    def persist_and_look() -> None:
+    def persist_and_look() -> bool:
         holders.append(store_holder_pid(root))
-        persist()
+        return persist()
 
     broker.consumer_offset_manager.persist = persist_and_look  # type: ignore[method-assign]
     await broker.stop()

@@ -77,7 +77,7 @@ async def test_unknown_topic_is_topic_not_exist(
 ) -> None:
     namesrv = await controller_factory()
     response = await client.invoke(namesrv.address, route_request("Nope"), TIMEOUT_S)
-    assert response.code == ResponseCode.TOPIC_NOT_EXIST == 17
+    assert response.code == ResponseCode.TOPIC_NOT_EXIST.value == 17
     assert response.remark == (
         "No topic route info in name server for the topic: Nope\n"
         "See http://rocketmq.apache.org/docs/faq/ for further details."

@@ -8,8 +8,8 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 import pytest
 
@@ -23,12 +23,19 @@ from orbitmq.protocol import (
 )
 from orbitmq.remoting import RemotingConnectError, RemotingTimeoutError
 from orbitmq.remoting.blocking_channel import BlockingChannel
+from tests.eventually import eventually
 
-Script = Callable[[socket.socket], None]
+Script = Callable[[socket.socket], object]
+
+
+class Peer(Protocol):
+    """The ``peer`` fixture: serve ``connections`` connections with ``script``."""
+
+    def __call__(self, script: Script, connections: int = 1) -> str: ...
 
 
 @pytest.fixture
-def peer() -> Iterator[Callable[..., str]]:
+def peer() -> Iterator[Peer]:
     """Serve one connection with a script; the address to connect to."""
     threads: list[threading.Thread] = []
     listeners: list[socket.socket] = []
@@ -74,7 +81,7 @@ def request(n: int = 0) -> RemotingCommand:
     return RemotingCommand.create_request(RequestCode.PULL_MESSAGE, {"n": str(n)})
 
 
-def test_answers_are_matched_by_opaque_and_bodies_are_views_of_one_buffer(peer) -> None:
+def test_answers_are_matched_by_opaque_and_bodies_are_views_of_one_buffer(peer: Peer) -> None:
     def script(conn: socket.socket) -> None:
         first, second = requests_from(conn, 2)
         # A request from the server first (skipped), then the answers in reverse order.
@@ -103,7 +110,7 @@ def test_a_refused_connection_is_a_connect_error() -> None:
         BlockingChannel(f"127.0.0.1:{port}", 1.0)
 
 
-def test_no_answer_in_time_is_a_timeout_and_closes_the_channel(peer) -> None:
+def test_no_answer_in_time_is_a_timeout_and_closes_the_channel(peer: Peer) -> None:
     done = threading.Event()
     channel = BlockingChannel(peer(lambda conn: done.wait(5)), 2.0)
     channel.send(request(), 1.0)
@@ -123,7 +130,7 @@ def test_no_answer_in_time_is_a_timeout_and_closes_the_channel(peer) -> None:
         (b"", RemotingConnectError),  # closed before answering
     ],
 )
-def test_a_bad_or_cut_stream_fails_the_channel(peer, reply: bytes, error: type) -> None:
+def test_a_bad_or_cut_stream_fails_the_channel(peer: Peer, reply: bytes, error: type) -> None:
     def script(conn: socket.socket) -> None:
         requests_from(conn, 1)
         conn.sendall(reply)
@@ -135,7 +142,7 @@ def test_a_bad_or_cut_stream_fails_the_channel(peer, reply: bytes, error: type) 
     assert channel.closed
 
 
-def test_an_answer_to_no_request_is_a_protocol_error(peer) -> None:
+def test_an_answer_to_no_request_is_a_protocol_error(peer: Peer) -> None:
     def script(conn: socket.socket) -> None:
         requests_from(conn, 1)
         conn.sendall(answer(request(), b"stray"))
@@ -147,7 +154,7 @@ def test_an_answer_to_no_request_is_a_protocol_error(peer) -> None:
     assert channel.closed
 
 
-def test_an_idle_channel_knows_when_its_peer_has_gone(peer) -> None:
+def test_an_idle_channel_knows_when_its_peer_has_gone(peer: Peer) -> None:
     closed = threading.Event()
 
     def script(conn: socket.socket) -> None:
@@ -161,13 +168,10 @@ def test_an_idle_channel_knows_when_its_peer_has_gone(peer) -> None:
     channel.receive(2.0)
     assert not channel.peer_closed()  # idle and open
     closed.set()  # the peer's script ends: it closes the connection
-    deadline = time.monotonic() + 5
-    while not channel.peer_closed():
-        assert time.monotonic() < deadline, "the peer's close was never seen"
-        time.sleep(0.01)
+    eventually(channel.peer_closed, 5, 0.01, what="the peer's close")
 
 
-def test_a_range_reader_replaces_a_pooled_channel_whose_peer_has_gone(peer) -> None:
+def test_a_range_reader_replaces_a_pooled_channel_whose_peer_has_gone(peer: Peer) -> None:
     accepted: list[int] = []
 
     def script(conn: socket.socket) -> None:
@@ -177,10 +181,7 @@ def test_a_range_reader_replaces_a_pooled_channel_whose_peer_has_gone(peer) -> N
     reader = BlockingRangeReader("g", 2.0)
     stale = BlockingChannel(addr, 2.0)
     reader._idle[addr] = [stale]
-    deadline = time.monotonic() + 5
-    while not stale.peer_closed():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    eventually(stale.peer_closed, 5, 0.01)
     fresh = reader._take(addr)
     assert fresh is not stale and stale.closed and not fresh.closed
     fresh.close()

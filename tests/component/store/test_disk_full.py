@@ -83,6 +83,7 @@ def test_injected_full_disk_fails_the_put_cleanly_and_recovers(
         assert result.status is PutMessageStatus.PUT_OK
         assert result.append_result is not None
         assert result.append_result.logics_offset == len(acked) + i
+    assert result.append_result is not None
     assert result.append_result.wrote_offset >= CL_SIZE
     assert list_files(store.config.commit_log_dir) == [file_name(0), file_name(CL_SIZE)]
     assert store.wait_for_dispatch()

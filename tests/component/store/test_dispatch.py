@@ -109,7 +109,7 @@ def test_listener_called_by_a_manual_reput_round(tmp_path: Path) -> None:
 
 
 def test_a_failing_listener_does_not_stop_dispatch(tmp_path: Path) -> None:
-    def broken(topic: str, queue_id: int, max_offset: int) -> None:
+    def broken(topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]) -> None:
         raise RuntimeError("listener bug")
 
     store = MessageStore(small_config(tmp_path / "store"), message_arriving_listener=broken)
@@ -260,5 +260,16 @@ def test_only_plain_and_committed_records_are_visible() -> None:
     ]
     others = sys_flag.COMPRESSED_FLAG | sys_flag.MULTI_TAGS_FLAG
     flags = [kind | other for other in (0, others) for kind in kinds]
-    batch = dispatch_batch.DispatchBatch(*[[] for _ in range(5)], flags, *[[] for _ in range(4)])
+    batch = dispatch_batch.DispatchBatch(
+        commit_log_offsets=[],
+        sizes=[],
+        queue_ids=[],
+        queue_offsets=[],
+        store_timestamps=[],
+        sys_flags=flags,
+        tags_codes=[],
+        topics=[],
+        keys=[],
+        uniq_keys=[],
+    )
     assert batch.visible() == [True, False, True, False] * 2

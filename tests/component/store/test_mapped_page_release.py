@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from orbitmq.common import OS_FILE_SYSTEM
@@ -11,6 +10,7 @@ from orbitmq.store import GetMessageStatus, MappedFile
 from orbitmq.store.mapped_page_release_service import MappedPageReleaseService
 from orbitmq.testing import ManualClock
 from tests.conftest import StoreFactory
+from tests.eventually import eventually
 from tests.support import make_message
 
 SIZE = 1 << 20
@@ -142,7 +142,6 @@ def test_the_service_runs_with_the_store_and_releases_when_idle(
     assert all(len(bytes(record)) > 1000 for record in result.message_buffers)  # touched
     commit_log = store.commit_log.mapped_file_queue.mapped_files[0].file_name
     assert resident_kib(commit_log) > 0
-    deadline = time.monotonic() + 5  # released 200-250 ms after the last read
-    while resident_kib(commit_log) > 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    # Released 200-250 ms after the last read.
+    eventually(lambda: resident_kib(commit_log) == 0, 5, what="the pages to be released")
     assert resident_kib(commit_log) == 0

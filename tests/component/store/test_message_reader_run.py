@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,7 +102,7 @@ def _address(record: memoryview) -> int:
 
 def _read(
     store: MessageStore,
-    config_changes: dict[str, int],
+    config_changes: dict[str, Any],
     read: tuple[str, int, int, int, int | None],
     message_filter: MessageFilter | None,
 ) -> GetMessageResult:

@@ -157,7 +157,7 @@ def test_queues_left_with_a_few_units_wait_for_the_thorough_round(
     store.reput_message_service.do_reput()
     visits: list[ConsumeQueue] = []
 
-    def counted(queue: ConsumeQueue) -> Callable[[int], bool]:
+    def counted(queue: ConsumeQueue) -> Callable[..., bool]:
         flush = queue.flush
 
         def visit(least_pages: int) -> bool:

@@ -27,6 +27,9 @@ class FakeClock:
         self.now += 1
         return self.now
 
+    def monotonic(self) -> float:
+        return self.now / 1000
+
 
 def _config(**changes: object) -> BrokerConfig:
     config = BrokerConfig(broker_name="broker-a", broker_cluster_name="DefaultCluster")

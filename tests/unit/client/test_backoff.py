@@ -75,4 +75,4 @@ def test_a_seeded_source_is_reproducible() -> None:
 )
 def test_bad_settings_name_the_field(kwargs: dict[str, float], field: str) -> None:
     with pytest.raises(ValueError, match=field):
-        Backoff(**kwargs)
+        Backoff(uniform=random.uniform, **kwargs)

@@ -150,9 +150,9 @@ def test_put_and_remove_from_threads() -> None:
 
 def test_msg_acc_cnt_from_the_last_message_max_offset() -> None:
     _, pq = make()
-    pq.put_messages([msg(10), msg(11, **{mc.PROPERTY_MAX_OFFSET: "50"})])
+    pq.put_messages([msg(10), msg(11, b"x", **{mc.PROPERTY_MAX_OFFSET: "50"})])
     assert pq.msg_acc_cnt == 39
-    pq.put_messages([msg(12, **{mc.PROPERTY_MAX_OFFSET: "12"})])
+    pq.put_messages([msg(12, b"x", **{mc.PROPERTY_MAX_OFFSET: "12"})])
     assert pq.msg_acc_cnt == 39  # no backlog left is not recorded, as RocketMQ
 
 
@@ -209,7 +209,7 @@ def test_pull_expiry() -> None:
 
 
 def started(offset: int, at_ms: int) -> MessageExt:
-    return msg(offset, **{mc.PROPERTY_CONSUME_START_TIMESTAMP: str(at_ms)})
+    return msg(offset, b"x", **{mc.PROPERTY_CONSUME_START_TIMESTAMP: str(at_ms)})
 
 
 def test_expired_messages_are_found_from_the_head() -> None:

@@ -212,11 +212,11 @@ def test_short_writes_never_leave_both_copies_broken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = ConfigFile(tmp_path / "c.json")
-    saved = [{"v": 1}]
+    saved: list[dict[str, object]] = [{"v": 1}]
     config.save(saved[0])
     monkeypatch.setattr(file_system_module, "os", ShortWritingOs())
     for v in (2, 3):
-        data = {"v": v, "name": "a value longer than one short write"}
+        data: dict[str, object] = {"v": v, "name": "a value longer than one short write"}
         saved.append(data)
         # Refusing to save (an OSError) would be fine too; storing a torn copy is not.
         with contextlib.suppress(OSError):

@@ -69,12 +69,12 @@ records = st.builds(
     st.binary(max_size=64),
     st.dictionaries(
         st.text(
-            st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x01\x02"),
+            st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\x01\x02"),
             min_size=1,
             max_size=6,
         ),
         st.text(
-            st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x02"), max_size=8
+            st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\x02"), max_size=8
         ),
         max_size=4,
     ),

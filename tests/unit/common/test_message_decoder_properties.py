@@ -35,7 +35,7 @@ topics = st.text(alphabet=TOPIC_CHARS, min_size=1, max_size=127)
 # cannot be encoded as UTF-8). Values are non-empty: RocketMQ's string2messageProperties
 # drops pairs with an empty value.
 property_text = st.text(
-    alphabet=st.characters(exclude_characters="\x01\x02", exclude_categories=("Cs",)),
+    alphabet=st.characters(exclude_characters="\x01\x02", exclude_categories=["Cs"]),
     min_size=1,
     max_size=20,
 )

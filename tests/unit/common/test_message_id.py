@@ -142,8 +142,8 @@ def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]
     time.tzset()
 
 
-def utc_ms(*args: int) -> int:
-    return calendar.timegm(dt.datetime(*args).timetuple()) * 1000  # type: ignore[misc]
+def utc_ms(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> int:
+    return calendar.timegm(dt.datetime(year, month, day, hour, minute, second).timetuple()) * 1000
 
 
 def parts(uniq_id: str) -> tuple[str, str, str, int, int]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from orbitmq.namesrv import BROKER_CHANNEL_EXPIRED_TIME_MS, RouteInfoManager
+from orbitmq.namesrv import (
+    BROKER_CHANNEL_EXPIRED_TIME_MS,
+    RegisterBrokerResult,
+    RouteInfoManager,
+)
 from orbitmq.protocol import DataVersion, QueueData, TopicConfig, TopicConfigSerializeWrapper
 from orbitmq.testing import ManualClock
 
@@ -22,7 +26,7 @@ def register(
     cluster: str = "DefaultCluster",
     counter: int = 1,
     channel: object | None = None,
-) -> object:
+) -> RegisterBrokerResult:
     return manager.register_broker(
         cluster,
         addr,

@@ -16,6 +16,7 @@ from orbitmq.protocol import (
     ProtocolError,
     RemotingCommand,
     RequestCode,
+    decode_command,
 )
 from orbitmq.protocol import frame_decoder as fd
 
@@ -73,11 +74,10 @@ def test_views_that_outlive_the_decode_do_not_stop_the_buffer_changing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     kept: list[memoryview] = []
-    decode = fd.decode_command
 
     def keeping_decode(frame: memoryview) -> RemotingCommand:
         kept.append(frame)  # as a frame object held by a sampler or a traceback would
-        return decode(frame)
+        return decode_command(frame)
 
     monkeypatch.setattr(fd, "decode_command", keeping_decode)
     decoder = FrameDecoder()
@@ -106,6 +106,7 @@ def _read_into(decoder: FrameDecoder, stream: bytes, reads: list[int]) -> list[R
     return received
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.integers(0, 1_500_000), min_size=1, max_size=3),

@@ -21,7 +21,7 @@ from orbitmq.protocol import (
     decode_command,
 )
 
-texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+texts = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)
 commands = st.builds(
     RemotingCommand,
     code=st.integers(-32768, 32767),
@@ -184,16 +184,16 @@ def test_a_partial_frame_waits_for_the_rest() -> None:
 
 
 def test_codes_are_rocketmqs() -> None:
-    assert RequestCode.SEND_MESSAGE == 10
-    assert RequestCode.PULL_MESSAGE == 11
-    assert RequestCode.SEND_MESSAGE_V2 == 310
-    assert RequestCode.SEND_BATCH_MESSAGE == 320
-    assert RequestCode.GET_ROUTEINFO_BY_TOPIC == 105
-    assert RequestCode.NOTIFY_CONSUMER_IDS_CHANGED == 40
-    assert RequestCode.CHECK_TRANSACTION_STATE == 39
-    assert ResponseCode.REQUEST_CODE_NOT_SUPPORTED == 3
-    assert ResponseCode.TOPIC_NOT_EXIST == 17
-    assert ResponseCode.PULL_OFFSET_MOVED == 21
+    assert RequestCode.SEND_MESSAGE.value == 10
+    assert RequestCode.PULL_MESSAGE.value == 11
+    assert RequestCode.SEND_MESSAGE_V2.value == 310
+    assert RequestCode.SEND_BATCH_MESSAGE.value == 320
+    assert RequestCode.GET_ROUTEINFO_BY_TOPIC.value == 105
+    assert RequestCode.NOTIFY_CONSUMER_IDS_CHANGED.value == 40
+    assert RequestCode.CHECK_TRANSACTION_STATE.value == 39
+    assert ResponseCode.REQUEST_CODE_NOT_SUPPORTED.value == 3
+    assert ResponseCode.TOPIC_NOT_EXIST.value == 17
+    assert ResponseCode.PULL_OFFSET_MOVED.value == 21
     assert LanguageCode.parse("cpp") is LanguageCode.CPP
     assert LanguageCode.parse("COBOL") is LanguageCode.OTHER
 

@@ -70,7 +70,7 @@ def decoded(data: bytes, **kwargs: Any) -> list[dict[str, Any]]:
         data, "T", "broker-a", 3, end_offset=kwargs.pop("end", 10**9), **kwargs
     )
     assert batch.schema.equals(ARROW_SCHEMA)
-    rows = batch.to_pylist()
+    rows: list[dict[str, Any]] = batch.to_pylist()
     for row in rows:
         row["properties"] = sorted(row["properties"])
     return rows

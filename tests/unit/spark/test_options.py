@@ -16,7 +16,7 @@ from orbitmq.spark.options import (
 BASE = {"namesrvAddr": "127.0.0.1:9876", "topic": "T"}
 
 
-def parse(streaming: bool = False, **extra: str) -> SourceOptions:
+def parse(*, streaming: bool = False, **extra: str) -> SourceOptions:
     return SourceOptions.parse({**BASE, **extra}, streaming=streaming)
 
 
@@ -85,7 +85,7 @@ def test_timestamp_options_take_precedence_as_in_kafka() -> None:
 )
 def test_bad_values_name_the_option(extra: dict[str, str], named: str) -> None:
     with pytest.raises(OptionError, match=named):
-        parse(**extra)
+        parse(streaming=False, **extra)
 
 
 def test_ending_offsets_are_for_batch_reads_only() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from orbitmq.spark.message_writer import StagedBatch
 from orbitmq.spark.staged_commit import decode_intent, encode_intent
 
@@ -22,6 +24,7 @@ def test_intents_round_trip_in_row_order() -> None:
     assert decode_intent(chunks) == rows
 
 
+@pytest.mark.slow
 def test_big_intents_are_cut_into_chunks_under_the_message_limit() -> None:
     rows = staged(120_000)
     chunks = encode_intent(rows)
