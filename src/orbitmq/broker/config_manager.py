@@ -10,7 +10,8 @@ import threading
 from abc import ABC, abstractmethod
 from typing import ClassVar, Generic, TypeVar
 
-from orbitmq.common import Clock, ConfigFile, FileSystem
+from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, ConfigFile, FileSystem
 from orbitmq.protocol.body import Body, DataVersion
 
 log = logging.getLogger(__name__)
@@ -30,17 +31,29 @@ class ConfigManager(ABC, Generic[V]):
     KIND: ClassVar[str]
 
     def __init__(
-        self, config_path: str | os.PathLike[str], *, clock: Clock, fs: FileSystem
+        self,
+        broker_config: BrokerConfig,
+        config_path: str | os.PathLike[str],
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        fs: FileSystem = OS_FILE_SYSTEM,
     ) -> None:
+        """``config_path`` is ``MessageStoreConfig.config_file(<the subclass's name>)``."""
+        self._broker_config = broker_config
         self._file = ConfigFile(config_path, fs)
         self._clock = clock
         self._lock = threading.RLock()
         self._table: dict[str, V] = {}
         self.data_version = DataVersion(timestamp=clock.now_ms())
+        self._add_system_configs()
 
     @property
     def config_path(self) -> str:
         return str(self._file.path)
+
+    @abstractmethod
+    def _add_system_configs(self) -> None:
+        """Put the entries RocketMQ's constructor creates into the fresh table."""
 
     @abstractmethod
     def _decode(self, content: bytes) -> tuple[dict[str, V], DataVersion]:

@@ -4,10 +4,8 @@ subscriptionGroup.json."""
 from __future__ import annotations
 
 import logging
-import os
 from typing import ClassVar, Final
 
-from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.config_manager import ConfigManager
 from orbitmq.broker.subscription_group_config import (
     CID_ONSAPI_OWNER_GROUP,
@@ -21,7 +19,6 @@ from orbitmq.broker.subscription_group_config import (
     SubscriptionGroupWrapper,
     is_sys_consumer_group,
 )
-from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, FileSystem
 from orbitmq.protocol.body import DataVersion
 
 log = logging.getLogger(__name__)
@@ -44,7 +41,7 @@ SYSTEM_GROUPS: Final = (
 
 class SubscriptionGroupManager(ConfigManager[SubscriptionGroupConfig]):
     """Owns the group table (name -> SubscriptionGroupConfig), its DataVersion and
-    subscriptionGroup.json.
+    subscriptionGroup.json (``MessageStoreConfig.config_file("subscriptionGroup")``).
 
     Safe from several threads (``ConfigManager``'s lock). Changes save the file at once (a
     blocking fsync; asyncio callers may use a worker thread).
@@ -52,17 +49,7 @@ class SubscriptionGroupManager(ConfigManager[SubscriptionGroupConfig]):
 
     KIND: ClassVar[str] = "subscription group"
 
-    def __init__(
-        self,
-        broker_config: BrokerConfig,
-        config_path: str | os.PathLike[str],
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-        fs: FileSystem = OS_FILE_SYSTEM,
-    ) -> None:
-        """``config_path`` is ``MessageStoreConfig.config_file("subscriptionGroup")``."""
-        super().__init__(config_path, clock=clock, fs=fs)
-        self._broker_config = broker_config
+    def _add_system_configs(self) -> None:
         for name in SYSTEM_GROUPS:
             self._table[name] = SubscriptionGroupConfig(group_name=name)
 

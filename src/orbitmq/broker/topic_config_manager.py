@@ -83,13 +83,11 @@ class TopicConfigManager(ConfigManager[TopicConfig]):
         """``config_path`` is ``MessageStoreConfig.config_file("topics")``. ``on_new_topic`` is
         called (outside the lock) after a send creates a topic, so the broker can register
         with the name servers at once as RocketMQ does."""
-        super().__init__(config_path, clock=clock, fs=fs)
-        self._broker_config = broker_config
         self._on_new_topic = on_new_topic
         self.system_topics: set[str] = set()
-        self._add_system_topics()
+        super().__init__(broker_config, config_path, clock=clock, fs=fs)
 
-    def _add_system_topics(self) -> None:
+    def _add_system_configs(self) -> None:
         """The topics RocketMQ 4.9.8's TopicConfigManager constructor creates."""
         cfg = self._broker_config
         rw = PERM_READ | PERM_WRITE
