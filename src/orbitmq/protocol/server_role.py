@@ -6,8 +6,8 @@ A name server and a broker speak the same remoting protocol on similar ports, so
 request, that the code is not supported. These tables turn that answer into the mix-up it
 reveals. They hold the codes every server of the kind serves: RocketMQ 4.9.8's and
 OrbitMQ's, as the unions of the processors' code groups in ``processor_codes`` (a test
-checks them against both OrbitMQ servers' routing tables). A code missing
-here (one a broker may lack, a client-side code) reveals nothing and stays a plain error.
+checks them against both OrbitMQ servers' routing tables). A code missing here (one a
+broker may lack, a client-side code) reveals nothing and stays a plain error.
 
 Note: RocketMQ's own name server does not answer codes it does not know at all (its
 DefaultRequestProcessor returns no response), so a broker request sent to it times out
@@ -42,8 +42,7 @@ DEFAULT_BROKER_PORT: Final = 10911
 #: Codes every name server serves (RocketMQ's namesrv DefaultRequestProcessor).
 NAMESRV_REQUEST_CODES: Final = BROKER_REGISTRATION_CODES | ROUTE_QUERY_CODES | KV_CONFIG_CODES
 
-#: Codes every broker serves (RocketMQ's broker processors; the admin codes OrbitMQ's broker
-#: does not serve yet are left out, so their NOT_SUPPORTED is not taken for a mix-up).
+#: Codes every broker serves (RocketMQ's broker processors, as far as OrbitMQ's answer them).
 BROKER_REQUEST_CODES: Final = (
     SEND_MESSAGE_CODES
     | SEND_MESSAGE_BACK_CODES
