@@ -38,6 +38,7 @@ from orbitmq.protocol.header import (
     SearchOffsetRequestHeader,
     SearchOffsetResponseHeader,
 )
+from orbitmq.protocol.processor_codes import ADMIN_BROKER_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore
 from orbitmq.store.message_store_config import BrokerRole
@@ -64,19 +65,7 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
     re-register with the name servers at once (RocketMQ's registerIncrementBrokerData).
     """
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.GET_MAX_OFFSET,
-            RequestCode.GET_MIN_OFFSET,
-            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
-            RequestCode.GET_EARLIEST_MSG_STORETIME,
-            RequestCode.UPDATE_AND_CREATE_TOPIC,
-            RequestCode.DELETE_TOPIC_IN_BROKER,
-            RequestCode.GET_ALL_TOPIC_CONFIG,
-            RequestCode.LOCK_BATCH_MQ,
-            RequestCode.UNLOCK_BATCH_MQ,
-        }
-    )
+    REQUEST_CODES: Final = ADMIN_BROKER_CODES
 
     def __init__(
         self,

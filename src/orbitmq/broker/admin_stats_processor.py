@@ -32,6 +32,7 @@ from orbitmq.protocol.header import (
     GetTopicStatsInfoRequestHeader,
     ResetOffsetRequestHeader,
 )
+from orbitmq.protocol.processor_codes import ADMIN_STATS_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore
 
@@ -42,14 +43,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
     """Reads offsets from the store and the managers; writes only on reset and delete.
     Event-loop confined."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.GET_TOPIC_STATS_INFO,
-            RequestCode.GET_CONSUME_STATS,
-            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
-            RequestCode.DELETE_SUBSCRIPTIONGROUP,
-        }
-    )
+    REQUEST_CODES: Final = ADMIN_STATS_CODES
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ from orbitmq.protocol import (
 )
 from orbitmq.protocol.header import UnregisterClientRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
+from orbitmq.protocol.processor_codes import CLIENT_MANAGE_CODES
 from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
@@ -42,13 +43,7 @@ class ClientManageProcessor(CodeDispatchingProcessor):
     RocketMQ 4.9.8 does. Holds no state of its own; event-loop confined (the registries
     are)."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.HEART_BEAT,
-            RequestCode.UNREGISTER_CLIENT,
-            RequestCode.CHECK_CLIENT_CONFIG,
-        }
-    )
+    REQUEST_CODES: Final = CLIENT_MANAGE_CODES
 
     def __init__(
         self,

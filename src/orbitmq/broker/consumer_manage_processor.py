@@ -20,6 +20,7 @@ from orbitmq.protocol.header import (
     QueryConsumerOffsetResponseHeader,
     UpdateConsumerOffsetRequestHeader,
 )
+from orbitmq.protocol.processor_codes import CONSUMER_MANAGE_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore
 
@@ -34,13 +35,7 @@ class ConsumerManageProcessor(CodeDispatchingProcessor):
     """Answers a consumer's questions about its group's members and committed offsets.
     Holds no state; event-loop confined (the consumer registry is)."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.GET_CONSUMER_LIST_BY_GROUP,
-            RequestCode.QUERY_CONSUMER_OFFSET,
-            RequestCode.UPDATE_CONSUMER_OFFSET,
-        }
-    )
+    REQUEST_CODES: Final = CONSUMER_MANAGE_CODES
 
     def __init__(
         self,

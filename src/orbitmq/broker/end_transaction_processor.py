@@ -9,6 +9,7 @@ from orbitmq.broker.transactional_message_service import TransactionalMessageSer
 from orbitmq.common import sys_flag as sf
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import EndTransactionRequestHeader
+from orbitmq.protocol.processor_codes import END_TRANSACTION_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import BrokerRole, MessageStore
 
@@ -19,7 +20,7 @@ class EndTransactionProcessor(CodeDispatchingProcessor):
     """Answers END_TRANSACTION through the transactional message service; no state of its
     own. For the broker's event loop."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset({RequestCode.END_TRANSACTION})
+    REQUEST_CODES: Final = END_TRANSACTION_CODES
 
     def __init__(self, store: MessageStore, service: TransactionalMessageService) -> None:
         super().__init__({RequestCode.END_TRANSACTION: self.end_transaction})

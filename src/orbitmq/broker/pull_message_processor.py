@@ -30,12 +30,12 @@ from orbitmq.protocol import (
     MASTER_ID,
     OffsetMovedEvent,
     RemotingCommand,
-    RequestCode,
     ResponseCode,
 )
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
+from orbitmq.protocol.processor_codes import PULL_MESSAGE_CODES
 from orbitmq.protocol.pull_sys_flag import (
     has_commit_offset_flag,
     has_subscription_flag,
@@ -91,7 +91,7 @@ class PullMessageProcessor:
     broker's event loop only.
     """
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset({RequestCode.PULL_MESSAGE})
+    REQUEST_CODES: Final = PULL_MESSAGE_CODES
 
     def __init__(
         self,

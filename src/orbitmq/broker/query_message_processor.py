@@ -13,6 +13,7 @@ from orbitmq.protocol.header import (
     QueryMessageResponseHeader,
     ViewMessageRequestHeader,
 )
+from orbitmq.protocol.processor_codes import QUERY_MESSAGE_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore, MessageStoreConfig
 
@@ -24,12 +25,7 @@ UNIQUE_MSG_QUERY_FLAG: Final = "_UNIQUE_KEY_QUERY"
 class QueryMessageProcessor(CodeDispatchingProcessor):
     """Answers queries on stored messages. Holds no state; safe from several tasks."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.QUERY_MESSAGE,
-            RequestCode.VIEW_MESSAGE_BY_ID,
-        }
-    )
+    REQUEST_CODES: Final = QUERY_MESSAGE_CODES
 
     def __init__(self, store_config: MessageStoreConfig, store: MessageStore) -> None:
         super().__init__(

@@ -27,6 +27,7 @@ from orbitmq.protocol.body import TopicConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
+from orbitmq.protocol.processor_codes import SEND_MESSAGE_BACK_CODES
 from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore, PutMessageStatus
@@ -41,7 +42,7 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
     """Answers CONSUMER_SEND_MSG_BACK. Holds no state of its own beyond its collaborators;
     safe from several tasks of the broker's event loop."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset({RequestCode.CONSUMER_SEND_MSG_BACK})
+    REQUEST_CODES: Final = SEND_MESSAGE_BACK_CODES
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ from orbitmq.protocol.header import (
     SendMessageResponseHeader,
 )
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
+from orbitmq.protocol.processor_codes import SEND_MESSAGE_CODES
 from orbitmq.protocol.topic_sys_flag import build_topic_sys_flag
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore, MessageStoreConfig, PutMessageResult, PutMessageStatus
@@ -90,13 +91,7 @@ class SendMessageProcessor:
     broker's event loop.
     """
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.SEND_MESSAGE,
-            RequestCode.SEND_MESSAGE_V2,
-            RequestCode.SEND_BATCH_MESSAGE,
-        }
-    )
+    REQUEST_CODES: Final = SEND_MESSAGE_CODES
 
     def __init__(
         self,

@@ -4,11 +4,9 @@ subscriptionGroup.json."""
 from __future__ import annotations
 
 import logging
-import os
-import threading
-from typing import Final
+from typing import ClassVar, Final
 
-from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.config_manager import ConfigManager
 from orbitmq.broker.subscription_group_config import (
     CID_ONSAPI_OWNER_GROUP,
     CID_ONSAPI_PERMISSION_GROUP,
@@ -21,7 +19,6 @@ from orbitmq.broker.subscription_group_config import (
     SubscriptionGroupWrapper,
     is_sys_consumer_group,
 )
-from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, ConfigFile, FileSystem
 from orbitmq.protocol.body import DataVersion
 
 log = logging.getLogger(__name__)
@@ -42,63 +39,29 @@ SYSTEM_GROUPS: Final = (
 )
 
 
-class SubscriptionGroupManager:
+class SubscriptionGroupManager(ConfigManager[SubscriptionGroupConfig]):
     """Owns the group table (name -> SubscriptionGroupConfig), its DataVersion and
-    subscriptionGroup.json.
+    subscriptionGroup.json (``MessageStoreConfig.config_file("subscriptionGroup")``).
 
-    Safe from several threads: one lock guards the table, the version and the file. Changes
-    save the file at once (a blocking fsync; asyncio callers may use a worker thread).
+    Safe from several threads (``ConfigManager``'s lock). Changes save the file at once (a
+    blocking fsync; asyncio callers may use a worker thread).
     """
 
-    def __init__(
-        self,
-        broker_config: BrokerConfig,
-        config_path: str | os.PathLike[str],
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-        fs: FileSystem = OS_FILE_SYSTEM,
-    ) -> None:
-        """``config_path`` is ``MessageStoreConfig.config_file("subscriptionGroup")``."""
-        self._broker_config = broker_config
-        self._file = ConfigFile(config_path, fs)
-        self._clock = clock
-        self._lock = threading.RLock()
-        self.data_version = DataVersion(timestamp=clock.now_ms())
-        self._table: dict[str, SubscriptionGroupConfig] = {}
+    KIND: ClassVar[str] = "subscription group"
+
+    def _add_system_configs(self) -> None:
         for name in SYSTEM_GROUPS:
             self._table[name] = SubscriptionGroupConfig(group_name=name)
 
-    @property
-    def config_path(self) -> str:
-        return str(self._file.path)
+    def _decode(self, content: bytes) -> tuple[dict[str, SubscriptionGroupConfig], DataVersion]:
+        wrapper = SubscriptionGroupWrapper.from_json(content)
+        return wrapper.subscription_group_table, wrapper.data_version
 
-    def load(self) -> None:
-        """Merge subscriptionGroup.json (or its .bak) over the system groups; its
-        DataVersion wins. Raises ConfigError when neither file parses."""
-        wrapper = self._file.load_with(SubscriptionGroupWrapper.from_json)
-        if wrapper is None:
-            return
-        with self._lock:
-            self._table.update(wrapper.subscription_group_table)
-            self.data_version = wrapper.data_version
-        log.info(
-            "loaded %d subscription groups from %s",
-            len(wrapper.subscription_group_table),
-            self._file.path,
-        )
-
-    def persist(self) -> None:
-        with self._lock:
-            wrapper = SubscriptionGroupWrapper(self._table, self.data_version)
-            self._file.save(wrapper.to_value())
-
-    def _bump_and_persist(self) -> None:
-        self.data_version.next_version(self._clock.now_ms())
-        self.persist()
+    def _encode(self) -> SubscriptionGroupWrapper:
+        return SubscriptionGroupWrapper(self._table, self.data_version)
 
     def group_names(self) -> set[str]:
-        with self._lock:
-            return set(self._table)
+        return self._names()
 
     def get(self, group: str) -> SubscriptionGroupConfig | None:
         """The group's config, without creating it."""
@@ -148,11 +111,4 @@ class SubscriptionGroupManager:
 
     def delete_subscription_group_config(self, group: str) -> SubscriptionGroupConfig | None:
         """Remove a group; the removed config, or None when there was none."""
-        with self._lock:
-            old = self._table.pop(group, None)
-            if old is None:
-                log.warning("delete subscription group: %s does not exist", group)
-                return None
-            self._bump_and_persist()
-        log.info("deleted subscription group %s", old)
-        return old
+        return self._remove(group)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterable
-from typing import Final, TypeVar
+from typing import ClassVar, Final, TypeVar
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, ConfigFile, FileSystem
+from orbitmq.broker.config_manager import ConfigManager
+from orbitmq.common import OS_FILE_SYSTEM, SYSTEM_CLOCK, Clock, FileSystem
 from orbitmq.common.errors import OrbitError
 from orbitmq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
@@ -60,14 +60,16 @@ def new_topic_config(
     return TopicConfig(topic, read_queue_nums=queue_nums, write_queue_nums=queue_nums, perm=perm)
 
 
-class TopicConfigManager:
+class TopicConfigManager(ConfigManager[TopicConfig]):
     """Owns the broker's topic table (name -> TopicConfig), its DataVersion and topics.json.
 
-    Safe from several threads: one lock guards the table, the version and the file. Saving
-    writes and fsyncs a file, so asyncio code should call the mutating methods from a worker
-    thread or accept a short block. TopicConfigs handed out are the live ones: callers read
-    them, and change topics only through this manager.
+    Safe from several threads (``ConfigManager``'s lock). Saving writes and fsyncs a file,
+    so asyncio code should call the mutating methods from a worker thread or accept a short
+    block. TopicConfigs handed out are the live ones: callers read them, and change topics
+    only through this manager.
     """
+
+    KIND: ClassVar[str] = "topic"
 
     def __init__(
         self,
@@ -81,21 +83,11 @@ class TopicConfigManager:
         """``config_path`` is ``MessageStoreConfig.config_file("topics")``. ``on_new_topic`` is
         called (outside the lock) after a send creates a topic, so the broker can register
         with the name servers at once as RocketMQ does."""
-        self._broker_config = broker_config
-        self._file = ConfigFile(config_path, fs)
-        self._clock = clock
         self._on_new_topic = on_new_topic
-        self._lock = threading.RLock()
-        self._table: dict[str, TopicConfig] = {}
-        self.data_version = DataVersion(timestamp=clock.now_ms())
         self.system_topics: set[str] = set()
-        self._add_system_topics()
+        super().__init__(broker_config, config_path, clock=clock, fs=fs)
 
-    @property
-    def config_path(self) -> str:
-        return str(self._file.path)
-
-    def _add_system_topics(self) -> None:
+    def _add_system_configs(self) -> None:
         """The topics RocketMQ 4.9.8's TopicConfigManager constructor creates."""
         cfg = self._broker_config
         rw = PERM_READ | PERM_WRITE
@@ -121,25 +113,12 @@ class TopicConfigManager:
 
     # -- persistence ---------------------------------------------------------------------
 
-    def load(self) -> None:
-        """Merge topics.json (or its .bak) over the system topics; its DataVersion wins.
-        Raises ConfigError when a file exists but neither it nor its backup parses."""
-        wrapper = self._file.load_with(TopicConfigWrapper.from_json)
-        if wrapper is None:
-            return
-        with self._lock:
-            self._table.update(wrapper.topic_config_table)
-            self.data_version = wrapper.data_version
-        log.info("loaded %d topics from %s", len(wrapper.topic_config_table), self._file.path)
+    def _decode(self, content: bytes) -> tuple[dict[str, TopicConfig], DataVersion]:
+        wrapper = TopicConfigWrapper.from_json(content)
+        return wrapper.topic_config_table, wrapper.data_version
 
-    def persist(self) -> None:
-        """Save the table to topics.json (pretty JSON, the previous file kept as .bak)."""
-        with self._lock:
-            self._file.save(self._wrapper(copy=False).to_value())
-
-    def _bump_and_persist(self) -> None:
-        self.data_version.next_version(self._clock.now_ms())
-        self.persist()
+    def _encode(self) -> TopicConfigWrapper:
+        return self._wrapper(copy=False)
 
     def _wrapper(self, *, copy: bool) -> TopicConfigWrapper:
         if not copy:
@@ -155,8 +134,7 @@ class TopicConfigManager:
         return self._table.get(topic)
 
     def topic_names(self) -> set[str]:
-        with self._lock:
-            return set(self._table)
+        return self._names()
 
     def is_order_topic(self, topic: str) -> bool:
         topic_config = self._table.get(topic)
@@ -188,14 +166,7 @@ class TopicConfigManager:
 
     def delete_topic_config(self, topic: str) -> TopicConfig | None:
         """Remove a topic; the removed config, or None when there was none."""
-        with self._lock:
-            old = self._table.pop(topic, None)
-            if old is None:
-                log.warning("delete topic config: topic %s does not exist", topic)
-                return None
-            self._bump_and_persist()
-        log.info("deleted topic config %s", old)
-        return old
+        return self._remove(topic)
 
     def update_order_topic_config(self, order_topics: Iterable[str]) -> None:
         """Mark exactly ``order_topics`` as ordered (the name server's ORDER_TOPIC_CONFIG)."""

@@ -22,6 +22,7 @@ from orbitmq.protocol import (
     TopicConfigSerializeWrapper,
     UnRegisterBrokerRequestHeader,
 )
+from orbitmq.protocol.processor_codes import BROKER_REGISTRATION_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
 log = logging.getLogger(__name__)
@@ -35,13 +36,7 @@ class BrokerRegistrationProcessor(CodeDispatchingProcessor):
     the ``RouteInfoManager``'s, the order-topic configuration the ``KVConfigManager``'s.
     Both are thread-safe, so requests may run concurrently."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.REGISTER_BROKER,
-            RequestCode.UNREGISTER_BROKER,
-            RequestCode.QUERY_DATA_VERSION,
-        }
-    )
+    REQUEST_CODES: Final = BROKER_REGISTRATION_CODES
 
     def __init__(self, routes: RouteInfoManager, kv_config: KVConfigManager) -> None:
         self._routes = routes

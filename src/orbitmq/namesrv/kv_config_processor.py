@@ -16,6 +16,7 @@ from orbitmq.protocol import (
     RequestCode,
     ResponseCode,
 )
+from orbitmq.protocol.processor_codes import KV_CONFIG_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 
 
@@ -23,14 +24,7 @@ class KVConfigProcessor(CodeDispatchingProcessor):
     """Answers the KV configuration codes. Owns no state (the table is the thread-safe
     ``KVConfigManager``'s), so requests may run concurrently."""
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.PUT_KV_CONFIG,
-            RequestCode.GET_KV_CONFIG,
-            RequestCode.DELETE_KV_CONFIG,
-            RequestCode.GET_KVLIST_BY_NAMESPACE,
-        }
-    )
+    REQUEST_CODES: Final = KV_CONFIG_CODES
 
     def __init__(self, kv_config: KVConfigManager) -> None:
         self._kv_config = kv_config

@@ -23,6 +23,7 @@ from orbitmq.protocol import (
     WipeWritePermOfBrokerResponseHeader,
 )
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
+from orbitmq.protocol.processor_codes import ROUTE_QUERY_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor, Handler
 
 log = logging.getLogger(__name__)
@@ -43,21 +44,7 @@ class RouteQueryProcessor(CodeDispatchingProcessor):
     of version 4.9.4 and later, and the C++ clients read it as well.
     """
 
-    REQUEST_CODES: Final[frozenset[int]] = frozenset(
-        {
-            RequestCode.GET_ROUTEINFO_BY_TOPIC,
-            RequestCode.GET_BROKER_CLUSTER_INFO,
-            RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
-            RequestCode.GET_TOPICS_BY_CLUSTER,
-            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS,
-            RequestCode.GET_UNIT_TOPIC_LIST,
-            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST,
-            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST,
-            RequestCode.DELETE_TOPIC_IN_NAMESRV,
-            RequestCode.WIPE_WRITE_PERM_OF_BROKER,
-            RequestCode.ADD_WRITE_PERM_OF_BROKER,
-        }
-    )
+    REQUEST_CODES: Final = ROUTE_QUERY_CODES
 
     def __init__(
         self, routes: RouteInfoManager, kv_config: KVConfigManager, order_message_enable: bool

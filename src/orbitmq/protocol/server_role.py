@@ -5,8 +5,9 @@ A name server and a broker speak the same remoting protocol on similar ports, so
 (or a broker's namesrvAddr) pointed at the wrong one connects fine and is only told, per
 request, that the code is not supported. These tables turn that answer into the mix-up it
 reveals. They hold the codes every server of the kind serves: RocketMQ 4.9.8's and
-OrbitMQ's (a test checks them against both OrbitMQ servers' routing tables). A code missing
-here (one a broker may lack, a client-side code) reveals nothing and stays a plain error.
+OrbitMQ's, as the unions of the processors' code groups in ``processor_codes`` (a test
+checks them against both OrbitMQ servers' routing tables). A code missing here (one a
+broker may lack, a client-side code) reveals nothing and stays a plain error.
 
 Note: RocketMQ's own name server does not answer codes it does not know at all (its
 DefaultRequestProcessor returns no response), so a broker request sent to it times out
@@ -17,6 +18,20 @@ from __future__ import annotations
 
 from typing import Final
 
+from orbitmq.protocol.processor_codes import (
+    ADMIN_BROKER_CODES,
+    ADMIN_STATS_CODES,
+    BROKER_REGISTRATION_CODES,
+    CLIENT_MANAGE_CODES,
+    CONSUMER_MANAGE_CODES,
+    END_TRANSACTION_CODES,
+    KV_CONFIG_CODES,
+    PULL_MESSAGE_CODES,
+    QUERY_MESSAGE_CODES,
+    ROUTE_QUERY_CODES,
+    SEND_MESSAGE_BACK_CODES,
+    SEND_MESSAGE_CODES,
+)
 from orbitmq.protocol.request_code import RequestCode
 from orbitmq.protocol.response_code import ResponseCode
 
@@ -25,61 +40,19 @@ DEFAULT_NAMESRV_PORT: Final = 9876
 DEFAULT_BROKER_PORT: Final = 10911
 
 #: Codes every name server serves (RocketMQ's namesrv DefaultRequestProcessor).
-NAMESRV_REQUEST_CODES: Final = frozenset(
-    {
-        RequestCode.REGISTER_BROKER,
-        RequestCode.UNREGISTER_BROKER,
-        RequestCode.QUERY_DATA_VERSION,
-        RequestCode.GET_ROUTEINFO_BY_TOPIC,
-        RequestCode.GET_BROKER_CLUSTER_INFO,
-        RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
-        RequestCode.GET_TOPICS_BY_CLUSTER,
-        RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS,
-        RequestCode.GET_UNIT_TOPIC_LIST,
-        RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST,
-        RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST,
-        RequestCode.DELETE_TOPIC_IN_NAMESRV,
-        RequestCode.WIPE_WRITE_PERM_OF_BROKER,
-        RequestCode.ADD_WRITE_PERM_OF_BROKER,
-        RequestCode.PUT_KV_CONFIG,
-        RequestCode.GET_KV_CONFIG,
-        RequestCode.DELETE_KV_CONFIG,
-        RequestCode.GET_KVLIST_BY_NAMESPACE,
-    }
-)
+NAMESRV_REQUEST_CODES: Final = BROKER_REGISTRATION_CODES | ROUTE_QUERY_CODES | KV_CONFIG_CODES
 
-#: Codes every broker serves (RocketMQ's broker processors; the admin codes OrbitMQ's broker
-#: does not serve yet are left out, so their NOT_SUPPORTED is not taken for a mix-up).
-BROKER_REQUEST_CODES: Final = frozenset(
-    {
-        RequestCode.SEND_MESSAGE,
-        RequestCode.SEND_MESSAGE_V2,
-        RequestCode.SEND_BATCH_MESSAGE,
-        RequestCode.CONSUMER_SEND_MSG_BACK,
-        RequestCode.END_TRANSACTION,
-        RequestCode.QUERY_MESSAGE,
-        RequestCode.VIEW_MESSAGE_BY_ID,
-        RequestCode.PULL_MESSAGE,
-        RequestCode.HEART_BEAT,
-        RequestCode.UNREGISTER_CLIENT,
-        RequestCode.CHECK_CLIENT_CONFIG,
-        RequestCode.GET_CONSUMER_LIST_BY_GROUP,
-        RequestCode.QUERY_CONSUMER_OFFSET,
-        RequestCode.UPDATE_CONSUMER_OFFSET,
-        RequestCode.GET_MAX_OFFSET,
-        RequestCode.GET_MIN_OFFSET,
-        RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
-        RequestCode.GET_EARLIEST_MSG_STORETIME,
-        RequestCode.UPDATE_AND_CREATE_TOPIC,
-        RequestCode.DELETE_TOPIC_IN_BROKER,
-        RequestCode.GET_ALL_TOPIC_CONFIG,
-        RequestCode.LOCK_BATCH_MQ,
-        RequestCode.UNLOCK_BATCH_MQ,
-        RequestCode.GET_TOPIC_STATS_INFO,
-        RequestCode.GET_CONSUME_STATS,
-        RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
-        RequestCode.DELETE_SUBSCRIPTIONGROUP,
-    }
+#: Codes every broker serves (RocketMQ's broker processors, as far as OrbitMQ's answer them).
+BROKER_REQUEST_CODES: Final = (
+    SEND_MESSAGE_CODES
+    | SEND_MESSAGE_BACK_CODES
+    | END_TRANSACTION_CODES
+    | QUERY_MESSAGE_CODES
+    | PULL_MESSAGE_CODES
+    | CLIENT_MANAGE_CODES
+    | CONSUMER_MANAGE_CODES
+    | ADMIN_BROKER_CODES
+    | ADMIN_STATS_CODES
 )
 
 
