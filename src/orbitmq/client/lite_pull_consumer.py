@@ -35,9 +35,9 @@ from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.client.rebalance import start_offset
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
-from orbitmq.common import SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
+from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeType
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND

@@ -37,10 +37,9 @@ from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.client.rebalance import start_offset
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
-from orbitmq.common import MessageExt, MessageQueue
+from orbitmq.common import SUB_ALL, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
-from orbitmq.filter import SUB_ALL
 from orbitmq.protocol import (
     ConsumeType,
     LockBatchRequestBody,

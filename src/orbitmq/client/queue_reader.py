@@ -25,14 +25,11 @@ from typing import Final
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
 from orbitmq.client.pull_result import PullResult, PullStatus
-from orbitmq.common import MessageExt, MessageQueue
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.common import SUB_ALL, TOOLS_CONSUMER_GROUP, MessageExt, MessageQueue
+from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION
 
-#: The group named on the pulls. The broker wants one on every pull; RocketMQ's tools pull
-#: as TOOLS_CONSUMER (MixAll.TOOLS_CONSUMER_GROUP). Nothing is committed or registered for it.
-TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
 #: One pull's batch: the broker's default maxTransferCountOnMessageInMemory.
 DEFAULT_BATCH_SIZE: Final = 32
 

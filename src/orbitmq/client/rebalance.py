@@ -14,9 +14,9 @@ from orbitmq.client.allocate_strategy import AllocateMessageQueueStrategy
 from orbitmq.client.errors import NoRouteError
 from orbitmq.client.mq_client_instance import MQClientInstance
 from orbitmq.client.offset_store import OffsetStore, ReadOffsetType
-from orbitmq.common import MessageQueue
+from orbitmq.common import SUB_ALL, MessageQueue
 from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
 from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
 

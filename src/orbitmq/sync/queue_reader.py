@@ -9,9 +9,8 @@ from typing import TypeVar
 from orbitmq.client import ClientConfig
 from orbitmq.client import QueueReader as AsyncQueueReader
 from orbitmq.client.blocking_range_reader import BlockingRangeReader
-from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE, TOOLS_CONSUMER_GROUP
-from orbitmq.common import MessageExt, MessageQueue
-from orbitmq.filter import SUB_ALL
+from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE
+from orbitmq.common import SUB_ALL, TOOLS_CONSUMER_GROUP, MessageExt, MessageQueue
 from orbitmq.sync.facade import DEFAULT_CALL_TIMEOUT_S, GRACE_S, Facade, blocking
 
 T = TypeVar("T")
