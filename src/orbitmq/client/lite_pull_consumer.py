@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -275,7 +274,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                     expression_type=subscription.expression_type,
                 )
                 addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-                state.pq.last_pull_timestamp = int(time.time() * 1000)
+                state.pq.last_pull_timestamp = self._clock.now_ms()
                 result = await self.instance.api.pull_message(
                     addr, header, subscription, config.consumer_timeout_when_suspend_s
                 )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -330,7 +329,7 @@ class Producer(AsyncLifetime):
             default_topic_queue_nums=self.config.default_topic_queue_nums,
             queue_id=mq.queue_id,
             sys_flag=prepared.sys_flag,
-            born_timestamp=int(time.time() * 1000),
+            born_timestamp=self._clock.now_ms(),
             flag=prepared.flag,
             properties=prepared.properties,
             reconsume_times=prepared.reconsume_times,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import TypeVar
 
 from orbitmq.client import ClientConfig
@@ -75,7 +75,7 @@ class QueueReader(Facade[AsyncQueueReader]):
         *,
         subscription: str = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> Iterator[memoryview]:
+    ) -> Generator[memoryview, None, None]:
         """The pulls of ``read`` undecoded, for a caller that decodes the stored records
         itself: each answer's records as a view, valid until the next one is asked for
         (copy what must outlive it). Read over a blocking socket of the calling thread's
