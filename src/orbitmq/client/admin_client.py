@@ -19,7 +19,7 @@ from typing import Final, TypeVar
 
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
 from orbitmq.common import (
     AsyncLifetime,
     MessageExt,
@@ -112,9 +112,7 @@ class AdminClient(AsyncLifetime):
     def __init__(
         self, *, namesrv_addr: str | None = None, client_config: ClientConfig | None = None
     ) -> None:
-        config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            config.namesrv_addr = namesrv_addr
+        config = client_config_for(namesrv_addr, client_config)
         self.config = config
         self.instance = MQClientInstance(config)
         self.api = MQAdminAPI(self.instance.remoting)

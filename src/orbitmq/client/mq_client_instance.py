@@ -89,6 +89,15 @@ class ClientConfig:
         return [a.strip() for a in self.namesrv_addr.split(";") if a.strip()]
 
 
+def client_config_for(namesrv_addr: str | None, client_config: ClientConfig | None) -> ClientConfig:
+    """The configuration a client's instance is made with: ``client_config`` (the defaults
+    when None), its name server address replaced by ``namesrv_addr`` when one is given."""
+    config = client_config or ClientConfig()
+    if namesrv_addr is not None:
+        config.namesrv_addr = namesrv_addr
+    return config
+
+
 class ConsumerInner(Protocol):
     """What the instance needs from a consumer (RocketMQ's MQConsumerInner)."""
 
@@ -319,6 +328,18 @@ class MQClientInstance:
                     await self.api.send_heartbeat(addr, data, self.config.mq_client_api_timeout_s)
                 except Exception as exc:
                     log.warning("heartbeat to %s (%s) failed: %s", broker_name, addr, exc)
+
+
+def own_or_borrow(
+    instance: MQClientInstance | None, namesrv_addr: str | None, client_config: ClientConfig | None
+) -> tuple[MQClientInstance, bool]:
+    """The instance a producer or consumer runs on, and whether it owns it: ``instance``,
+    borrowed (shared with other clients, so their owner shuts it down), or else a new one of
+    its own made from ``client_config_for(namesrv_addr, client_config)``."""
+    config = client_config_for(namesrv_addr, client_config)
+    if instance is not None:
+        return instance, False
+    return MQClientInstance(config), True
 
 
 def route_failure(topic: str, failures: list[tuple[str, Exception]]) -> Exception:

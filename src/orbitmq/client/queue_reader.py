@@ -23,7 +23,12 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final
 
 from orbitmq.client.errors import MQClientError
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
+from orbitmq.client.mq_client_instance import (
+    ClientConfig,
+    MQClientInstance,
+    client_config_for,
+    subscribe_queues_of,
+)
 from orbitmq.client.pull_result import PullResult, PullStatus
 from orbitmq.common import SUB_ALL, TOOLS_CONSUMER_GROUP, MessageExt, MessageQueue
 from orbitmq.filter import SubscriptionData, build_subscription_data
@@ -67,10 +72,7 @@ class QueueReader:
         consumer_group: str = TOOLS_CONSUMER_GROUP,
         pull_timeout_s: float = 10.0,
     ) -> None:
-        config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            config.namesrv_addr = namesrv_addr
-        self.instance = MQClientInstance(config)
+        self.instance = MQClientInstance(client_config_for(namesrv_addr, client_config))
         self.consumer_group = consumer_group
         self.pull_timeout_s = pull_timeout_s
 

@@ -9,7 +9,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQClientError
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.offset_store import OffsetStore
 from orbitmq.client.rebalance import Rebalance
 from orbitmq.common import MessageQueue
@@ -43,11 +43,7 @@ class RebalancingConsumer(Generic[_ConfigT]):
             raise MQClientError("consumer group is empty")
         self.group = group
         self.config = config
-        client_config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            client_config.namesrv_addr = namesrv_addr
-        self._own_instance = instance is None
-        self.instance = instance or MQClientInstance(client_config)
+        self.instance, self._own_instance = own_or_borrow(instance, namesrv_addr, client_config)
         self.rebalance = Rebalance(
             self.instance,
             group,
