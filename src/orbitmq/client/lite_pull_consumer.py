@@ -32,7 +32,6 @@ from orbitmq.client.offset_store import (
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.client.rebalance import start_offset
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
@@ -154,13 +153,6 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         return sorted(subscribe_queues_of(topic, route))
 
     # -- lifetime -------------------------------------------------------------------------
-
-    async def __aenter__(self) -> LitePullConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.shutdown()
 
     async def start(self) -> None:
         if self._started:
@@ -323,15 +315,6 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                 raise MQClientError(f"no start offset for {mq} yet")
             state.pull_offset = offset
         return state.pull_offset
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        return await start_offset(
-            self.instance,
-            self.offset_store,
-            mq,
-            self.config.consume_from_where,
-            self.config.consume_timestamp_ms,
-        )
 
     # -- polling ------------------------------------------------------------------------------
 
