@@ -407,7 +407,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         and not polled yet is dropped, and the consumed offset becomes ``offset``."""
         if mq not in self._states:
             raise MQClientError(f"the message queue is not in the assigned list: {mq}")
-        low, high = await self._min_offset(mq), await self._max_offset(mq)
+        low, high = await self.instance.min_offset(mq), await self.instance.max_offset(mq)
         if not low <= offset <= high:
             raise MQClientError(
                 f"seek offset {offset} of {mq} is illegal: min offset {low}, max offset {high}"
@@ -421,26 +421,11 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         )
 
     async def seek_to_begin(self, mq: MessageQueue) -> None:
-        await self.seek(mq, await self._min_offset(mq))
+        await self.seek(mq, await self.instance.min_offset(mq))
 
     async def seek_to_end(self, mq: MessageQueue) -> None:
-        await self.seek(mq, await self._max_offset(mq))
+        await self.seek(mq, await self.instance.max_offset(mq))
 
     async def offset_for_timestamp(self, mq: MessageQueue, timestamp_ms: int) -> int:
         """The first offset of ``mq`` stored at or after ``timestamp_ms``."""
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.search_offset(
-            addr, mq, timestamp_ms, self.instance.config.mq_client_api_timeout_s
-        )
-
-    async def _min_offset(self, mq: MessageQueue) -> int:
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.get_min_offset(
-            addr, mq, self.instance.config.mq_client_api_timeout_s
-        )
-
-    async def _max_offset(self, mq: MessageQueue) -> int:
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.get_max_offset(
-            addr, mq, self.instance.config.mq_client_api_timeout_s
-        )
+        return await self.instance.search_offset(mq, timestamp_ms)

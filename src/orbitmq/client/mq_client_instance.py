@@ -295,6 +295,25 @@ class MQClientInstance:
             raise MQClientError(f"The broker[{broker_name}] not exist")
         return addr
 
+    # -- a queue's offsets at its broker (RocketMQ's MQAdminImpl) --------------------------
+
+    async def min_offset(self, mq: MessageQueue) -> int:
+        """The first offset ``mq`` still stores, asked of its broker's master."""
+        addr = await self.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.api.get_min_offset(addr, mq, self.config.mq_client_api_timeout_s)
+
+    async def max_offset(self, mq: MessageQueue) -> int:
+        """One past ``mq``'s last message, asked of its broker's master."""
+        addr = await self.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.api.get_max_offset(addr, mq, self.config.mq_client_api_timeout_s)
+
+    async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
+        """The first offset of ``mq`` stored at or after ``timestamp_ms`` (its max offset when
+        every message is older), asked of its broker's master."""
+        addr = await self.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        timeout_s = self.config.mq_client_api_timeout_s
+        return await self.api.search_offset(addr, mq, timestamp_ms, timeout_s)
+
     def any_broker_addr_of(self, topic: str) -> str | None:
         """The master of some broker serving ``topic`` (for group-wide questions)."""
         route = self.routes.get(topic)

@@ -107,10 +107,7 @@ class QueueReader:
     async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
         """The first offset of ``mq`` stored at or after ``timestamp_ms`` (the queue's max
         offset when every message is older)."""
-        instance = self.instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        timeout = instance.config.mq_client_api_timeout_s
-        return await instance.api.search_offset(addr, mq, timestamp_ms, timeout)
+        return await self.instance.search_offset(mq, timestamp_ms)
 
     async def commit_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
         """Record ``offset`` as ``group``'s consumed offset of ``mq`` at the broker, so that
@@ -121,12 +118,7 @@ class QueueReader:
         await instance.api.update_consumer_offset(addr, group, mq, offset, timeout)
 
     async def _bounds(self, mq: MessageQueue) -> tuple[int, int]:
-        instance = self.instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        timeout = instance.config.mq_client_api_timeout_s
-        low = await instance.api.get_min_offset(addr, mq, timeout)
-        high = await instance.api.get_max_offset(addr, mq, timeout)
-        return low, high
+        return await self.instance.min_offset(mq), await self.instance.max_offset(mq)
 
     async def read(
         self,
