@@ -11,7 +11,6 @@ from orbitmq.protocol.body import MASTER_ID, Body, DataVersion
 #: Groups RocketMQ creates whenever they are asked for, whatever autoCreateSubscriptionGroup
 #: says (``MixAll.isSysConsumerGroup``).
 CID_RMQ_SYS_PREFIX: Final = "CID_RMQ_SYS_"
-TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
 FILTERSRV_CONSUMER_GROUP: Final = "FILTERSRV_CONSUMER"
 SELF_TEST_CONSUMER_GROUP: Final = "SELF_TEST_C_GROUP"
 ONS_HTTP_PROXY_GROUP: Final = "CID_ONS-HTTP-PROXY"

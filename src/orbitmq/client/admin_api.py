@@ -9,8 +9,6 @@ REQUEST_CODE_NOT_SUPPORTED for those).
 
 from __future__ import annotations
 
-from typing import Final
-
 from orbitmq.client.mq_client_api import MQClientAPI
 from orbitmq.common import MessageQueue
 from orbitmq.protocol import (
@@ -29,10 +27,6 @@ from orbitmq.protocol.header import (
     PutKVConfigRequestHeader,
     ResetOffsetRequestHeader,
 )
-
-#: The name server's key-value namespace of ordered topics' queue layout
-#: (RocketMQ's NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG).
-NAMESPACE_ORDER_TOPIC_CONFIG: Final = "ORDER_TOPIC_CONFIG"
 
 
 class MQAdminAPI(MQClientAPI):

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
-from orbitmq.client.admin_api import NAMESPACE_ORDER_TOPIC_CONFIG, MQAdminAPI
+from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
 from orbitmq.common import (
     AsyncLifetime,
     MessageExt,
@@ -31,6 +31,7 @@ from orbitmq.common import (
 from orbitmq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC, retry_topic, topic_problem
 from orbitmq.protocol import (
     MASTER_ID,
+    NAMESPACE_ORDER_TOPIC_CONFIG,
     ClusterInfo,
     ConsumeStats,
     OffsetWrapper,
@@ -38,11 +39,12 @@ from orbitmq.protocol import (
     TopicRouteData,
 )
 from orbitmq.protocol.header import CreateTopicRequestHeader
+from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import RemotingError
 
 #: RocketMQ's mqadmin updateTopic defaults: 8 queues, read and write.
 DEFAULT_QUEUE_NUMS: Final = 8
-DEFAULT_PERM: Final = 6
+DEFAULT_PERM: Final = PERM_READ | PERM_WRITE
 #: How long create_topic waits for the name servers to show the new route.
 ROUTE_WAIT_S: Final = 5.0
 _ROUTE_POLL_S: Final = 0.05
@@ -110,9 +112,7 @@ class AdminClient(AsyncLifetime):
     def __init__(
         self, *, namesrv_addr: str | None = None, client_config: ClientConfig | None = None
     ) -> None:
-        config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            config.namesrv_addr = namesrv_addr
+        config = client_config_for(namesrv_addr, client_config)
         self.config = config
         self.instance = MQClientInstance(config)
         self.api = MQAdminAPI(self.instance.remoting)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,11 +32,10 @@ from orbitmq.client.offset_store import (
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.client.rebalance import start_offset
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
-from orbitmq.common import SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
+from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeType
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
@@ -156,13 +154,6 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
 
     # -- lifetime -------------------------------------------------------------------------
 
-    async def __aenter__(self) -> LitePullConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.shutdown()
-
     async def start(self) -> None:
         if self._started:
             return
@@ -275,7 +266,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                     expression_type=subscription.expression_type,
                 )
                 addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-                state.pq.last_pull_timestamp = int(time.time() * 1000)
+                state.pq.last_pull_timestamp = self._clock.now_ms()
                 result = await self.instance.api.pull_message(
                     addr, header, subscription, config.consumer_timeout_when_suspend_s
                 )
@@ -324,15 +315,6 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                 raise MQClientError(f"no start offset for {mq} yet")
             state.pull_offset = offset
         return state.pull_offset
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        return await start_offset(
-            self.instance,
-            self.offset_store,
-            mq,
-            self.config.consume_from_where,
-            self.config.consume_timestamp_ms,
-        )
 
     # -- polling ------------------------------------------------------------------------------
 
@@ -425,7 +407,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         and not polled yet is dropped, and the consumed offset becomes ``offset``."""
         if mq not in self._states:
             raise MQClientError(f"the message queue is not in the assigned list: {mq}")
-        low, high = await self._min_offset(mq), await self._max_offset(mq)
+        low, high = await self.instance.min_offset(mq), await self.instance.max_offset(mq)
         if not low <= offset <= high:
             raise MQClientError(
                 f"seek offset {offset} of {mq} is illegal: min offset {low}, max offset {high}"
@@ -439,26 +421,11 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         )
 
     async def seek_to_begin(self, mq: MessageQueue) -> None:
-        await self.seek(mq, await self._min_offset(mq))
+        await self.seek(mq, await self.instance.min_offset(mq))
 
     async def seek_to_end(self, mq: MessageQueue) -> None:
-        await self.seek(mq, await self._max_offset(mq))
+        await self.seek(mq, await self.instance.max_offset(mq))
 
     async def offset_for_timestamp(self, mq: MessageQueue, timestamp_ms: int) -> int:
         """The first offset of ``mq`` stored at or after ``timestamp_ms``."""
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.search_offset(
-            addr, mq, timestamp_ms, self.instance.config.mq_client_api_timeout_s
-        )
-
-    async def _min_offset(self, mq: MessageQueue) -> int:
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.get_min_offset(
-            addr, mq, self.instance.config.mq_client_api_timeout_s
-        )
-
-    async def _max_offset(self, mq: MessageQueue) -> int:
-        addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        return await self.instance.api.get_max_offset(
-            addr, mq, self.instance.config.mq_client_api_timeout_s
-        )
+        return await self.instance.search_offset(mq, timestamp_ms)

@@ -89,6 +89,15 @@ class ClientConfig:
         return [a.strip() for a in self.namesrv_addr.split(";") if a.strip()]
 
 
+def client_config_for(namesrv_addr: str | None, client_config: ClientConfig | None) -> ClientConfig:
+    """The configuration a client's instance is made with: ``client_config`` (the defaults
+    when None), its name server address replaced by ``namesrv_addr`` when one is given."""
+    config = client_config or ClientConfig()
+    if namesrv_addr is not None:
+        config.namesrv_addr = namesrv_addr
+    return config
+
+
 class ConsumerInner(Protocol):
     """What the instance needs from a consumer (RocketMQ's MQConsumerInner)."""
 
@@ -286,6 +295,25 @@ class MQClientInstance:
             raise MQClientError(f"The broker[{broker_name}] not exist")
         return addr
 
+    # -- a queue's offsets at its broker (RocketMQ's MQAdminImpl) --------------------------
+
+    async def min_offset(self, mq: MessageQueue) -> int:
+        """The first offset ``mq`` still stores, asked of its broker's master."""
+        addr = await self.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.api.get_min_offset(addr, mq, self.config.mq_client_api_timeout_s)
+
+    async def max_offset(self, mq: MessageQueue) -> int:
+        """One past ``mq``'s last message, asked of its broker's master."""
+        addr = await self.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        return await self.api.get_max_offset(addr, mq, self.config.mq_client_api_timeout_s)
+
+    async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
+        """The first offset of ``mq`` stored at or after ``timestamp_ms`` (its max offset when
+        every message is older), asked of its broker's master."""
+        addr = await self.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        timeout_s = self.config.mq_client_api_timeout_s
+        return await self.api.search_offset(addr, mq, timestamp_ms, timeout_s)
+
     def any_broker_addr_of(self, topic: str) -> str | None:
         """The master of some broker serving ``topic`` (for group-wide questions)."""
         route = self.routes.get(topic)
@@ -319,6 +347,18 @@ class MQClientInstance:
                     await self.api.send_heartbeat(addr, data, self.config.mq_client_api_timeout_s)
                 except Exception as exc:
                     log.warning("heartbeat to %s (%s) failed: %s", broker_name, addr, exc)
+
+
+def own_or_borrow(
+    instance: MQClientInstance | None, namesrv_addr: str | None, client_config: ClientConfig | None
+) -> tuple[MQClientInstance, bool]:
+    """The instance a producer or consumer runs on, and whether it owns it: ``instance``,
+    borrowed (shared with other clients, so their owner shuts it down), or else a new one of
+    its own made from ``client_config_for(namesrv_addr, client_config)``."""
+    config = client_config_for(namesrv_addr, client_config)
+    if instance is not None:
+        return instance, False
+    return MQClientInstance(config), True
 
 
 def route_failure(topic: str, failures: list[tuple[str, Exception]]) -> Exception:

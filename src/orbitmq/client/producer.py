@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,7 @@ from typing import Any, Final, Protocol
 from orbitmq.client.backoff import Backoff
 from orbitmq.client.errors import MQBrokerError, MQClientError
 from orbitmq.client.latency_fault import MQFaultStrategy
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.send_deadline import SendDeadline
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
@@ -125,11 +124,7 @@ class Producer(AsyncLifetime):
         #: Times the attempts of a send and bounds its backoffs (monotonic reading).
         self._clock = clock
         self.config = config or ProducerConfig()
-        client_config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            client_config.namesrv_addr = namesrv_addr
-        self._own_instance = instance is None
-        self.instance = instance or MQClientInstance(client_config)
+        self.instance, self._own_instance = own_or_borrow(instance, namesrv_addr, client_config)
         self.fault_strategy = MQFaultStrategy(
             send_latency_fault_enable=self.config.send_latency_fault_enable
         )
@@ -330,7 +325,7 @@ class Producer(AsyncLifetime):
             default_topic_queue_nums=self.config.default_topic_queue_nums,
             queue_id=mq.queue_id,
             sys_flag=prepared.sys_flag,
-            born_timestamp=int(time.time() * 1000),
+            born_timestamp=self._clock.now_ms(),
             flag=prepared.flag,
             properties=prepared.properties,
             reconsume_times=prepared.reconsume_times,

@@ -35,12 +35,10 @@ from orbitmq.client.offset_store import (
 )
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.client.rebalance import start_offset
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
-from orbitmq.common import MessageExt, MessageQueue
+from orbitmq.common import SUB_ALL, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
-from orbitmq.filter import SUB_ALL
 from orbitmq.protocol import (
     ConsumeType,
     LockBatchRequestBody,
@@ -109,13 +107,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         self.hooks.append(hook)
 
     # -- lifetime -------------------------------------------------------------------------
-
-    async def __aenter__(self) -> PushConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.shutdown()
 
     async def start(self) -> None:
         if self._listener is None:
@@ -255,15 +246,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         self.offset_store.remove_offset(mq)
         if self._orderly and self.config.message_model is MessageModel.CLUSTERING:
             await self._unlock(mq)
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        return await start_offset(
-            self.instance,
-            self.offset_store,
-            mq,
-            self.config.consume_from_where,
-            self.config.consume_timestamp_ms,
-        )
 
     # -- pulling ----------------------------------------------------------------------------
 

@@ -23,16 +23,18 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final
 
 from orbitmq.client.errors import MQClientError
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
+from orbitmq.client.mq_client_instance import (
+    ClientConfig,
+    MQClientInstance,
+    client_config_for,
+    subscribe_queues_of,
+)
 from orbitmq.client.pull_result import PullResult, PullStatus
-from orbitmq.common import MessageExt, MessageQueue
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.common import SUB_ALL, TOOLS_CONSUMER_GROUP, MessageExt, MessageQueue
+from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION
 
-#: The group named on the pulls. The broker wants one on every pull; RocketMQ's tools pull
-#: as TOOLS_CONSUMER (MixAll.TOOLS_CONSUMER_GROUP). Nothing is committed or registered for it.
-TOOLS_CONSUMER_GROUP: Final = "TOOLS_CONSUMER"
 #: One pull's batch: the broker's default maxTransferCountOnMessageInMemory.
 DEFAULT_BATCH_SIZE: Final = 32
 
@@ -70,10 +72,7 @@ class QueueReader:
         consumer_group: str = TOOLS_CONSUMER_GROUP,
         pull_timeout_s: float = 10.0,
     ) -> None:
-        config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            config.namesrv_addr = namesrv_addr
-        self.instance = MQClientInstance(config)
+        self.instance = MQClientInstance(client_config_for(namesrv_addr, client_config))
         self.consumer_group = consumer_group
         self.pull_timeout_s = pull_timeout_s
 
@@ -108,10 +107,7 @@ class QueueReader:
     async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
         """The first offset of ``mq`` stored at or after ``timestamp_ms`` (the queue's max
         offset when every message is older)."""
-        instance = self.instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        timeout = instance.config.mq_client_api_timeout_s
-        return await instance.api.search_offset(addr, mq, timestamp_ms, timeout)
+        return await self.instance.search_offset(mq, timestamp_ms)
 
     async def commit_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
         """Record ``offset`` as ``group``'s consumed offset of ``mq`` at the broker, so that
@@ -122,12 +118,7 @@ class QueueReader:
         await instance.api.update_consumer_offset(addr, group, mq, offset, timeout)
 
     async def _bounds(self, mq: MessageQueue) -> tuple[int, int]:
-        instance = self.instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-        timeout = instance.config.mq_client_api_timeout_s
-        low = await instance.api.get_min_offset(addr, mq, timeout)
-        high = await instance.api.get_max_offset(addr, mq, timeout)
-        return low, high
+        return await self.instance.min_offset(mq), await self.instance.max_offset(mq)
 
     async def read(
         self,

@@ -14,9 +14,9 @@ from orbitmq.client.allocate_strategy import AllocateMessageQueueStrategy
 from orbitmq.client.errors import NoRouteError
 from orbitmq.client.mq_client_instance import MQClientInstance
 from orbitmq.client.offset_store import OffsetStore, ReadOffsetType
-from orbitmq.common import MessageQueue
+from orbitmq.common import SUB_ALL, MessageQueue
 from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX
-from orbitmq.filter import SUB_ALL, SubscriptionData, build_subscription_data
+from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
 from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
 
@@ -182,11 +182,9 @@ async def start_offset(
         return 0
     if consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
         return 0
-    api, timeout = instance.api, instance.config.mq_client_api_timeout_s
-    addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
     if consume_from_where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
         stamp = consume_timestamp_ms
         if stamp is None:
             stamp = int(time.time() * 1000) - DEFAULT_CONSUME_TIMESTAMP_AGO_MS
-        return await api.search_offset(addr, mq, stamp, timeout)
-    return await api.get_max_offset(addr, mq, timeout)
+        return await instance.search_offset(mq, stamp)
+    return await instance.max_offset(mq)

@@ -1,25 +1,27 @@
 """``RebalancingConsumer``: what the push and lite pull consumers share as members of a
 consumer group: the client instance, the ``Rebalance`` of their subscriptions, the offset
-store, and the answers the instance asks of every consumer (RocketMQ's MQConsumerInner)."""
+store, ``async with`` over their start and shutdown, and the answers the instance asks of
+every consumer (RocketMQ's MQConsumerInner)."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import ClassVar, Generic, TypeVar
 
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQClientError
-from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
+from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.offset_store import OffsetStore
-from orbitmq.client.rebalance import Rebalance
-from orbitmq.common import MessageQueue
+from orbitmq.client.rebalance import Rebalance, start_offset
+from orbitmq.common import AsyncLifetime, MessageQueue
 from orbitmq.filter import SubscriptionData
 from orbitmq.protocol import ConsumerData, ConsumeType
 
 _ConfigT = TypeVar("_ConfigT", bound=ConsumerConfig)
 
 
-class RebalancingConsumer(Generic[_ConfigT]):
+class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
     """Owns a consumer's group name, configuration, ``Rebalance`` and offset store (set at
     start), and its MQClientInstance unless one is given. ``apply`` takes each rebalance
     round's new share, ``owned`` answers the queues of a topic the consumer holds. One
@@ -43,11 +45,7 @@ class RebalancingConsumer(Generic[_ConfigT]):
             raise MQClientError("consumer group is empty")
         self.group = group
         self.config = config
-        client_config = client_config or ClientConfig()
-        if namesrv_addr is not None:
-            client_config.namesrv_addr = namesrv_addr
-        self._own_instance = instance is None
-        self.instance = instance or MQClientInstance(client_config)
+        self.instance, self._own_instance = own_or_borrow(instance, namesrv_addr, client_config)
         self.rebalance = Rebalance(
             self.instance,
             group,
@@ -58,6 +56,12 @@ class RebalancingConsumer(Generic[_ConfigT]):
             owned,
         )
         self.offset_store: OffsetStore
+
+    @abstractmethod
+    async def shutdown(self) -> None: ...
+
+    async def _stop(self) -> None:
+        await self.shutdown()
 
     def unsubscribe(self, topic: str) -> None:
         self.rebalance.unsubscribe(topic)
@@ -79,3 +83,12 @@ class RebalancingConsumer(Generic[_ConfigT]):
 
     def rebalance_now(self) -> None:
         self.rebalance.wakeup()
+
+    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
+        return await start_offset(
+            self.instance,
+            self.offset_store,
+            mq,
+            self.config.consume_from_where,
+            self.config.consume_timestamp_ms,
+        )

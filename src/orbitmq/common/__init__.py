@@ -47,15 +47,25 @@ from orbitmq.common.message_id import (
 from orbitmq.common.record_layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, calc_msg_length
 from orbitmq.common.service import Service
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
+from orbitmq.common.subscription import (
+    EXPRESSION_TYPE_SQL92,
+    EXPRESSION_TYPE_TAG,
+    SUB_ALL,
+    TOOLS_CONSUMER_GROUP,
+)
 from orbitmq.common.topic import topic_problem
 
 __all__ = [
     "BLANK_MAGIC_CODE",
     "DEFAULT_DELAY_LEVELS_MS",
     "DEFAULT_MESSAGE_DELAY_LEVEL",
+    "EXPRESSION_TYPE_SQL92",
+    "EXPRESSION_TYPE_TAG",
     "MESSAGE_MAGIC_CODE",
     "OS_FILE_SYSTEM",
+    "SUB_ALL",
     "SYSTEM_CLOCK",
+    "TOOLS_CONSUMER_GROUP",
     "AsyncLifetime",
     "Clock",
     "ConfigError",

@@ -1,5 +1,5 @@
 """The file-system seam: opening, mapping, allocating, writing, syncing, truncating,
-unlinking and renaming files, and disk usage.
+unlinking and renaming files, removing empty directories, and disk usage.
 
 The store and the config files call these instead of ``os`` directly so tests can inject a
 full disk, a slow sync, a failing rename or a power loss (unsynced data dropped) without a
@@ -58,6 +58,10 @@ class FileSystem(Protocol):
         """Move ``source`` to ``target``, replacing it atomically (``os.replace``)."""
         ...
 
+    def remove_directory(self, path: str) -> None:
+        """Delete the empty directory ``path``; raises OSError when it is not empty."""
+        ...
+
     def disk_usage_ratio(self, path: str) -> float:
         """Used space of the file system holding ``path``, 0.0 to 1.0."""
         ...
@@ -101,6 +105,9 @@ class OsFileSystem:
 
     def rename(self, source: str, target: str) -> None:
         os.replace(source, target)
+
+    def remove_directory(self, path: str) -> None:
+        os.rmdir(path)
 
     def disk_usage_ratio(self, path: str) -> float:
         # A store that has not stored a message yet has no commit log directory; as

@@ -22,7 +22,6 @@ from orbitmq.common.record_layout import (
     BORNHOST_POSITION,
     HOST_V6_FLAGS,
     MAX_PROPERTIES_LENGTH,
-    MAX_TOPIC_LENGTH,
     MESSAGE_MAGIC_CODE,
     PHYSICALOFFSET_POSITION,
     PREFIX_SYSFLAG_INDEX,
@@ -38,6 +37,7 @@ from orbitmq.common.record_layout import (
     store_host_length,
 )
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address, unpack_socket_address
+from orbitmq.common.topic import TOPIC_MAX_LENGTH
 
 _SYSFLAG: Final = struct.Struct(">i")
 
@@ -113,9 +113,9 @@ def pack_record(
 
     The host lengths must agree with the IPv6 bits of ``sys_flag``.
     """
-    if len(topic) > MAX_TOPIC_LENGTH or len(properties) > MAX_PROPERTIES_LENGTH:
+    if len(topic) > TOPIC_MAX_LENGTH or len(properties) > MAX_PROPERTIES_LENGTH:
         raise MessageFormatError(
-            f"topic of {len(topic)} bytes (limit {MAX_TOPIC_LENGTH}) or properties of "
+            f"topic of {len(topic)} bytes (limit {TOPIC_MAX_LENGTH}) or properties of "
             f"{len(properties)} bytes (limit {MAX_PROPERTIES_LENGTH}) do not fit a record"
         )
     born_len = born_host_length(sys_flag)

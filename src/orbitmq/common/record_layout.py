@@ -34,7 +34,6 @@ BLANK_MAGIC_CODE: Final = -875286124  # 0xCBD43194 as a signed int32
 #: The smallest end-of-file blank record: TOTALSIZE and MAGICCODE.
 END_FILE_MIN_BLANK_LENGTH: Final = 8
 MAX_PROPERTIES_LENGTH: Final = 32767
-MAX_TOPIC_LENGTH: Final = 127
 
 #: Byte offsets of the fixed fields every record has at the same place.
 TOTALSIZE_POSITION: Final = 0

@@ -2,9 +2,6 @@
 their hash codes, and the consume-queue tag filter."""
 
 from orbitmq.filter.tag_filter import (
-    EXPRESSION_TYPE_SQL92,
-    EXPRESSION_TYPE_TAG,
-    SUB_ALL,
     SubscriptionData,
     SubscriptionParseError,
     TagMessageFilter,
@@ -14,9 +11,6 @@ from orbitmq.filter.tag_filter import (
 )
 
 __all__ = [
-    "EXPRESSION_TYPE_SQL92",
-    "EXPRESSION_TYPE_TAG",
-    "SUB_ALL",
     "SubscriptionData",
     "SubscriptionParseError",
     "TagMessageFilter",

@@ -5,15 +5,8 @@ consume-queue tag codes with them (RocketMQ's ``ExpressionMessageFilter`` for TA
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
 
-from orbitmq.common import OrbitError, java_string_hash
-
-#: Subscribes to every tag (and to messages without one).
-SUB_ALL: Final = "*"
-#: Expression types as clients name them (``ExpressionType``).
-EXPRESSION_TYPE_TAG: Final = "TAG"
-EXPRESSION_TYPE_SQL92: Final = "SQL92"
+from orbitmq.common import EXPRESSION_TYPE_TAG, SUB_ALL, OrbitError, java_string_hash
 
 
 class SubscriptionParseError(OrbitError, ValueError):

@@ -3,7 +3,7 @@ wiring that serves them (RocketMQ's ``namesrv`` module)."""
 
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
 from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProcessor
-from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.namesrv.kv_config_processor import KVConfigProcessor
 from orbitmq.namesrv.namesrv_config import NamesrvConfig, load_namesrv_config
 from orbitmq.namesrv.namesrv_controller import NamesrvController
@@ -17,7 +17,6 @@ from orbitmq.namesrv.route_query_processor import TOPIC_NOT_EXIST_REMARK, RouteQ
 
 __all__ = [
     "BROKER_CHANNEL_EXPIRED_TIME_MS",
-    "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_NOT_EXIST_REMARK",
     "BrokerHousekeepingService",
     "BrokerLiveInfo",

@@ -7,9 +7,10 @@ import logging
 from typing import Final
 
 from orbitmq.common import crc32
-from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.protocol import (
+    NAMESPACE_ORDER_TOPIC_CONFIG,
     DataVersion,
     QueryDataVersionRequestHeader,
     QueryDataVersionResponseHeader,

@@ -7,7 +7,6 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Final
 
 import orjson
 
@@ -15,10 +14,6 @@ from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.protocol import KVTable
 
 log = logging.getLogger(__name__)
-
-#: ``NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG``: topic -> "brokerName:queueNums;..." for
-#: ordered topics; sent to every broker in the REGISTER_BROKER response.
-NAMESPACE_ORDER_TOPIC_CONFIG: Final = "ORDER_TOPIC_CONFIG"
 
 
 class KVConfigManager:

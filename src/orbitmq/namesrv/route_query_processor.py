@@ -7,9 +7,10 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
-from orbitmq.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.protocol import (
+    NAMESPACE_ORDER_TOPIC_CONFIG,
     AddWritePermOfBrokerRequestHeader,
     AddWritePermOfBrokerResponseHeader,
     DeleteTopicFromNamesrvRequestHeader,

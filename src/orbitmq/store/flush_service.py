@@ -39,6 +39,24 @@ def _flush_with_timestamp(queue: MappedFileQueue, least_pages: int) -> int:
     return timestamp if queue.flushed_where >= written else 0
 
 
+class _ThoroughFlushSchedule:
+    """When a flush service's next flush must be thorough (``least_pages`` 0: every dirty
+    page synced), as RocketMQ's ``flush*ThoroughInterval``: once an interval has passed on
+    ``clock``'s monotonic reading since the last one. Used by its service's thread only."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._last_thorough = clock.monotonic()
+
+    def least_pages(self, least_pages: int, thorough_interval_ms: int) -> int:
+        """``least_pages``, or 0 when a thorough flush is due (which starts a new interval)."""
+        now = self._clock.monotonic()
+        if now - self._last_thorough >= thorough_interval_ms / 1000:
+            self._last_thorough = now
+            return 0
+        return least_pages
+
+
 class FlushRealTimeService(Service):
     """ASYNC_FLUSH: syncs the commit log on an interval; ``clock``'s monotonic reading says
     when a thorough flush is due."""
@@ -54,16 +72,14 @@ class FlushRealTimeService(Service):
         self._queue = queue
         self._config = config
         self._checkpoint = checkpoint
-        self._last_thorough = clock.monotonic()
+        self._thorough = _ThoroughFlushSchedule(clock)
 
     def run(self) -> None:
         config = self._config
         while not self.is_stopped():
-            least_pages = config.flush_commit_log_least_pages
-            now = self._clock.monotonic()
-            if now - self._last_thorough >= config.flush_commit_log_thorough_interval / 1000:
-                self._last_thorough = now
-                least_pages = 0
+            least_pages = self._thorough.least_pages(
+                config.flush_commit_log_least_pages, config.flush_commit_log_thorough_interval
+            )
             interval = config.flush_interval_commit_log / 1000
             if config.flush_commit_log_timed:
                 time.sleep(interval)
@@ -198,7 +214,7 @@ class FlushConsumeQueueService(Service):
         self._config = config
         self._flush_logic = flush_logic
         self._checkpoint = checkpoint
-        self._last_thorough = clock.monotonic()
+        self._thorough = _ThoroughFlushSchedule(clock)
 
     def do_flush(self, least_pages: int) -> None:
         """Flush consume queues and index; on a thorough flush (``least_pages`` 0, when
@@ -217,10 +233,8 @@ class FlushConsumeQueueService(Service):
         config = self._config
         while not self.is_stopped():
             self.wait_for_running(config.flush_interval_consume_queue / 1000)
-            least_pages = config.flush_consume_queue_least_pages
-            now = self._clock.monotonic()
-            if now - self._last_thorough >= config.flush_consume_queue_thorough_interval / 1000:
-                self._last_thorough = now
-                least_pages = 0
+            least_pages = self._thorough.least_pages(
+                config.flush_consume_queue_least_pages, config.flush_consume_queue_thorough_interval
+            )
             self.do_flush(least_pages)
         self.do_flush(0)

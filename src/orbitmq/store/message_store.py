@@ -211,8 +211,7 @@ class MessageStore:
     def start(self) -> None:
         """Start the background services and mark the store as running (abort file)."""
         os.makedirs(self.config.config_dir, exist_ok=True)
-        with open(self.config.abort_file, "w"):
-            pass
+        os.close(self.fs.open(self.config.abort_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
         for service in self._services():
             service.start()
         self._started = True
@@ -237,7 +236,7 @@ class MessageStore:
         self.index_service.shutdown()
         self.checkpoint.shutdown()
         if self._started and self.reput_message_service.behind_bytes == 0:
-            os.unlink(self.config.abort_file)
+            self.fs.unlink(self.config.abort_file)
         self.lock.release()
 
     def _services(self) -> Iterator[Service]:
@@ -441,7 +440,7 @@ class MessageStore:
                 removed += 1
             topic_dir = os.path.join(self.config.consume_queue_dir, topic)
             if os.path.isdir(topic_dir) and not any(os.scandir(topic_dir)):
-                os.rmdir(topic_dir)
+                self.fs.remove_directory(topic_dir)
         return removed
 
     # -- reads ----------------------------------------------------------------------------

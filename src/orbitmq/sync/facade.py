@@ -1,5 +1,6 @@
-"""The base of the blocking facades: a facade owns one asyncio client and the loop thread it
-runs on, and carries each call to that loop, waiting for the answer (bounded)."""
+"""The bases of the blocking facades: a facade owns one asyncio client and the loop thread it
+runs on, and carries each call to that loop, waiting for the answer (bounded). A group's
+facade adds the group and its settings; a consumer's, what every consumer of a group has."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, Final, Generic, ParamSpec, Protocol, TypeVar, cast
 
 from orbitmq.client import ClientConfig, MQClientError
+from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import Lifetime, LoopThread
+from orbitmq.filter import SubscriptionData
 from orbitmq.remoting import new_event_loop
 
 T = TypeVar("T")
@@ -181,3 +184,27 @@ class GroupFacade(Facade[G], Generic[G, K]):
         # G's bound cannot name K (a bound takes no type variables): the subclass pairs them.
         config: K = self._client.config
         return config
+
+
+class _RebalancingClient(_GroupClient[K], Protocol[K]):
+    """A consumer of a group whose queues are rebalanced (``RebalancingConsumer``)."""
+
+    @property
+    def subscriptions(self) -> dict[str, SubscriptionData]: ...
+
+
+R = TypeVar("R", bound=_RebalancingClient[Any])
+
+
+class RebalancingConsumerFacade(GroupFacade[R, K]):
+    """A facade over a push or lite pull consumer: the blocking side of what their
+    ``RebalancingConsumer`` base offers. Subclasses add their consumer's own methods."""
+
+    unsubscribe = applied(RebalancingConsumer.unsubscribe)
+    subscribed_topics = applied(RebalancingConsumer.subscribed_topics)
+    rebalance_now = applied(RebalancingConsumer.rebalance_now)
+
+    @property
+    def subscriptions(self) -> dict[str, SubscriptionData]:
+        """A copy, taken on the loop: topic -> its subscription."""
+        return self._apply(dict, self._client.subscriptions)

@@ -7,11 +7,10 @@ from collections.abc import Iterable
 from orbitmq.client import LitePullConsumer as AsyncLitePullConsumer
 from orbitmq.client import LitePullConsumerConfig
 from orbitmq.common import MessageExt, MessageQueue
-from orbitmq.filter import SubscriptionData
-from orbitmq.sync.facade import GRACE_S, GroupFacade, applied, blocking
+from orbitmq.sync.facade import GRACE_S, RebalancingConsumerFacade, applied, blocking
 
 
-class LitePullConsumer(GroupFacade[AsyncLitePullConsumer, LitePullConsumerConfig]):
+class LitePullConsumer(RebalancingConsumerFacade[AsyncLitePullConsumer, LitePullConsumerConfig]):
     """Blocking ``orbitmq.client.LitePullConsumer``: owns that consumer (assigned queues, pull
     tasks, the buffer of pulled batches, offsets) and the loop thread its pulls run on.
     Methods are safe from any thread; ``poll`` from one thread at a time, as in RocketMQ."""
@@ -21,10 +20,7 @@ class LitePullConsumer(GroupFacade[AsyncLitePullConsumer, LitePullConsumerConfig
     _what = "lite pull consumer"
 
     subscribe = applied(AsyncLitePullConsumer.subscribe)
-    unsubscribe = applied(AsyncLitePullConsumer.unsubscribe)
-    subscribed_topics = applied(AsyncLitePullConsumer.subscribed_topics)
     assignment = applied(AsyncLitePullConsumer.assignment)
-    rebalance_now = applied(AsyncLitePullConsumer.rebalance_now)
     fetch_message_queues = blocking(AsyncLitePullConsumer.fetch_message_queues)
     commit_sync = blocking(AsyncLitePullConsumer.commit_sync)
     persist_offsets = blocking(AsyncLitePullConsumer.persist_offsets)
@@ -33,11 +29,6 @@ class LitePullConsumer(GroupFacade[AsyncLitePullConsumer, LitePullConsumerConfig
     seek_to_begin = blocking(AsyncLitePullConsumer.seek_to_begin)
     seek_to_end = blocking(AsyncLitePullConsumer.seek_to_end)
     offset_for_timestamp = blocking(AsyncLitePullConsumer.offset_for_timestamp)
-
-    @property
-    def subscriptions(self) -> dict[str, SubscriptionData]:
-        """A copy, taken on the loop: topic -> its subscription."""
-        return self._apply(dict, self._client.subscriptions)
 
     # The queues are listed on the calling thread: an iterator it passes may not be safe to
     # drive from the loop's.

@@ -8,15 +8,14 @@ from collections.abc import Callable, Sequence
 from orbitmq.client import ConsumeContext, ConsumeResult, MQClientError, PushConsumerConfig
 from orbitmq.client import PushConsumer as AsyncPushConsumer
 from orbitmq.common import MessageExt
-from orbitmq.filter import SubscriptionData
-from orbitmq.sync.facade import GroupFacade, applied, blocking
+from orbitmq.sync.facade import RebalancingConsumerFacade, applied, blocking
 
 #: A sync PushConsumer's listener: a plain function, run on the consumer's thread pool.
 #: Returning None (or ConsumeResult.SUCCESS) means consumed; raising means retry later.
 SyncListener = Callable[[Sequence[MessageExt], ConsumeContext], ConsumeResult | None]
 
 
-class PushConsumer(GroupFacade[AsyncPushConsumer, PushConsumerConfig]):
+class PushConsumer(RebalancingConsumerFacade[AsyncPushConsumer, PushConsumerConfig]):
     """Blocking ``orbitmq.client.PushConsumer``: owns that consumer (subscriptions, queues,
     pull loops, offsets) and the loop thread its pulls run on. The listener is a plain
     function and runs on the consumer's thread pool (consume_thread_max threads), never on
@@ -27,17 +26,9 @@ class PushConsumer(GroupFacade[AsyncPushConsumer, PushConsumerConfig]):
     _what = "push consumer"
 
     subscribe = applied(AsyncPushConsumer.subscribe)
-    unsubscribe = applied(AsyncPushConsumer.unsubscribe)
-    subscribed_topics = applied(AsyncPushConsumer.subscribed_topics)
     register_consume_hook = applied(AsyncPushConsumer.register_consume_hook)
-    rebalance_now = applied(AsyncPushConsumer.rebalance_now)
     persist_offsets = blocking(AsyncPushConsumer.persist_offsets)
     send_message_back = blocking(AsyncPushConsumer.send_message_back)
-
-    @property
-    def subscriptions(self) -> dict[str, SubscriptionData]:
-        """A copy, taken on the loop: topic -> its subscription."""
-        return self._apply(dict, self._client.subscriptions)
 
     def register_listener(self, listener: SyncListener, *, orderly: bool = False) -> None:
         """``listener(messages, context)``, a plain function: returning means consumed,

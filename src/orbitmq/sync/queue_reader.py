@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import TypeVar
 
 from orbitmq.client import ClientConfig
 from orbitmq.client import QueueReader as AsyncQueueReader
 from orbitmq.client.blocking_range_reader import BlockingRangeReader
-from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE, TOOLS_CONSUMER_GROUP
-from orbitmq.common import MessageExt, MessageQueue
-from orbitmq.filter import SUB_ALL
+from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE
+from orbitmq.common import SUB_ALL, TOOLS_CONSUMER_GROUP, MessageExt, MessageQueue
 from orbitmq.sync.facade import DEFAULT_CALL_TIMEOUT_S, GRACE_S, Facade, blocking
 
 T = TypeVar("T")
@@ -76,7 +75,7 @@ class QueueReader(Facade[AsyncQueueReader]):
         *,
         subscription: str = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> Iterator[memoryview]:
+    ) -> Generator[memoryview, None, None]:
         """The pulls of ``read`` undecoded, for a caller that decodes the stored records
         itself: each answer's records as a view, valid until the next one is asked for
         (copy what must outlive it). Read over a blocking socket of the calling thread's

@@ -151,6 +151,9 @@ class FaultInjectingFileSystem:
             self._synced.pop(key, None)
             self._synced_read.pop(key, None)
 
+    def remove_directory(self, path: str) -> None:
+        self._inner.remove_directory(path)
+
     def rename(self, source: str, target: str) -> None:
         error = self.rename_error
         if error is not None and self.rename_error_path in (None, source):

@@ -6,8 +6,8 @@ import asyncio
 
 import orjson
 
-from orbitmq.namesrv import NAMESPACE_ORDER_TOPIC_CONFIG
 from orbitmq.protocol import (
+    NAMESPACE_ORDER_TOPIC_CONFIG,
     ClusterInfo,
     KVTable,
     RegisterBrokerResponseHeader,

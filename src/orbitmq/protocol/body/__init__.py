@@ -5,11 +5,14 @@ accepts fastjson's non-standard output (unquoted integer and object map keys); w
 always standard JSON.
 """
 
-from orbitmq.protocol.body.cluster import ClusterInfo, KVTable, RegisterBrokerBody
+from orbitmq.protocol.body.cluster import (
+    NAMESPACE_ORDER_TOPIC_CONFIG,
+    ClusterInfo,
+    KVTable,
+    RegisterBrokerBody,
+)
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
-    EXPRESSION_TYPE_TAG,
-    SUB_ALL,
     ConsumeFromWhere,
     ConsumerData,
     ConsumeType,
@@ -43,9 +46,8 @@ from orbitmq.protocol.body.topic import (
 )
 
 __all__ = [
-    "EXPRESSION_TYPE_TAG",
     "MASTER_ID",
-    "SUB_ALL",
+    "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_GROUP_SEPARATOR",
     "Body",
     "BodyError",

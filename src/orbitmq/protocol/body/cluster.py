@@ -19,6 +19,10 @@ from orbitmq.protocol.body.topic import DataVersion, TopicConfig, TopicConfigSer
 _LENGTH: Final = struct.Struct(">i")
 #: A compressed body may inflate to at most this much (a frame itself is at most 16 MiB).
 MAX_INFLATED_BYTES: Final = 64 * 1024 * 1024
+#: The name server's key-value namespace of ordered topics' queue layout, topic ->
+#: "brokerName:queueNums;..." (``NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG``); sent to every
+#: broker in the REGISTER_BROKER response.
+NAMESPACE_ORDER_TOPIC_CONFIG: Final = "ORDER_TOPIC_CONFIG"
 
 
 @dataclass(slots=True)

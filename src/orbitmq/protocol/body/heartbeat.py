@@ -6,14 +6,9 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Final
 
+from orbitmq.common import EXPRESSION_TYPE_TAG
 from orbitmq.protocol.body.json_codec import Body, json_name
-
-#: The subscription expression that takes every tag.
-SUB_ALL: Final = "*"
-#: ``SubscriptionData.expressionType`` for tag expressions (the other is "SQL92").
-EXPRESSION_TYPE_TAG: Final = "TAG"
 
 
 class ConsumeType(enum.Enum):
