@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from typing import Final
 
-from isal.isal_zlib import crc32 as _isal_crc32
+from isal.isal_zlib import crc32 as isal_crc32  # re-exported for the hot loops
 
-#: Java has no unsigned int: RocketMQ clears the sign bit so the value fits an int32.
-_INT31_MASK: Final = 0x7FFFFFFF
+__all__ = ["INT31_MASK", "crc32", "isal_crc32"]
+
+#: Java has no unsigned int: RocketMQ clears the sign bit so the value fits an int32. A loop
+#: over many records that cannot afford a call per record (the commit log's batch encoder)
+#: computes ``isal_crc32(data) & INT31_MASK``, which is ``crc32(data)``.
+INT31_MASK: Final = 0x7FFFFFFF
 
 
 def crc32(data: bytes | bytearray | memoryview) -> int:
     """CRC-32 of ``data`` (zlib's polynomial) with the sign bit cleared, as RocketMQ stores
     and checks it. A pure function: safe from any thread."""
-    return _isal_crc32(data) & _INT31_MASK
+    return isal_crc32(data) & INT31_MASK

@@ -223,19 +223,23 @@ def batch_items(view: memoryview) -> Iterator[tuple[int, int, int, int]]:
     """Each item of a batch body: (flag, body start, properties start, end); raises
     MessageFormatError at the first item whose lengths do not fit. The body ends
     PROPERTIESLEN's size before the properties start."""
+    # Names bound once: the commit log's batch encoder runs this for every stored item.
     position = 0
+    length = len(view)
     unpack_item = BATCH_ITEM_PREFIX.unpack_from
     unpack_props_len = PROPERTIESLEN.unpack_from
+    item_prefix_size = BATCH_ITEM_PREFIX.size
+    props_len_size = PROPERTIESLEN.size
     try:
-        while position < len(view):
+        while position < length:
             total, _magic, _crc, flag, body_len = unpack_item(view, position)
-            start = position + BATCH_ITEM_PREFIX.size
-            props_len_at = start + body_len
+            props_len_at = position + item_prefix_size + body_len
             props_len = unpack_props_len(view, props_len_at)[0]
-            end = props_len_at + PROPERTIESLEN.size + props_len
-            if body_len < 0 or props_len < 0 or end != position + total or end > len(view):
+            props_at = props_len_at + props_len_size
+            end = props_at + props_len
+            if body_len < 0 or props_len < 0 or end != position + total or end > length:
                 raise MessageFormatError(f"batch item at byte {position} has inconsistent lengths")
-            yield flag, start, props_len_at + PROPERTIESLEN.size, end
+            yield flag, position + item_prefix_size, props_at, end
             position = end
     except struct.error as exc:
         raise MessageFormatError(f"malformed batch body at {position}: {exc}") from exc

@@ -17,7 +17,7 @@ from typing import Final
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.clock import Clock
-from orbitmq.common.crc32 import crc32
+from orbitmq.common.crc32 import INT31_MASK, crc32, isal_crc32
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.file_system import FileSystem
 from orbitmq.common.message import MessageExtBatch, MessageExtBrokerInner, SocketAddress
@@ -164,9 +164,10 @@ class _PreparedBatch:
         born_timestamp = batch.born_timestamp
         prepared_offset = batch.prepared_transaction_offset
         topic_head = TOPICLEN.pack(len(topic)) + topic
+        props_len_size = PROPERTIESLEN.size
         try:
             for flag, body_at, props_at, end in batch_items(view):
-                body = view[body_at : props_at - PROPERTIESLEN.size]
+                body = view[body_at : props_at - props_len_size]
                 # The batch's own properties follow the message's, joined by a separator
                 # when the message's do not end with one; parts, not copies.
                 joint = b"\x02" if end > props_at and batch_props and view[end - 1] != 2 else b""
@@ -178,7 +179,7 @@ class _PreparedBatch:
                     pack(
                         size,
                         MESSAGE_MAGIC_CODE,
-                        crc32(body),
+                        isal_crc32(body) & INT31_MASK,  # crc32(body), without a call
                         queue_id,
                         flag,
                         queue_offset + len(starts),
