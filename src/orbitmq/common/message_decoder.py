@@ -318,13 +318,17 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
     # IPv4 hosts are the rule: unpack with that layout, and again only if SYSFLAG says not.
     unpack_v4, size_v4 = RECORD_PREFIX[0].unpack_from, RECORD_PREFIX[0].size
     unpack_props_len = PROPERTIESLEN.unpack_from
+    # The layout's names bound once: locals cost less than globals in a loop per record.
+    magic_code, v6_flags, sys_flag_index = MESSAGE_MAGIC_CODE, HOST_V6_FLAGS, PREFIX_SYSFLAG_INDEX
+    tail, props_len_size, topic_len_size = TAIL_LENGTHS_SIZE, PROPERTIESLEN.size, TOPICLEN.size
+    id_offset_at, id_offset_end = PHYSICALOFFSET_POSITION, SYSFLAG_POSITION
     try:
         while end - position >= size_v4:
             fields = unpack_v4(data, position)
             prefix_size = size_v4
-            if fields[PREFIX_SYSFLAG_INDEX] & HOST_V6_FLAGS:
+            if fields[sys_flag_index] & v6_flags:
                 # Too few bytes for this layout raise struct.error: the record is declined.
-                prefix = record_prefix(fields[PREFIX_SYSFLAG_INDEX])
+                prefix = record_prefix(fields[sys_flag_index])
                 fields, prefix_size = prefix.unpack_from(data, position), prefix.size
             # One unpack (slices would cost more than a tenth of the record's decoding).
             (total, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_ts,
@@ -333,16 +337,14 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
             body_end = body_at + body_len
             record_end = position + total
             # The body and the two tail lengths inside the record, the record in the buffer.
-            if magic != MESSAGE_MAGIC_CODE or not (
-                body_at <= body_end <= record_end - TAIL_LENGTHS_SIZE <= end - TAIL_LENGTHS_SIZE
-            ):
+            if magic != magic_code or not (body_at <= body_end <= record_end - tail <= end - tail):
                 break
             topic_len = data[body_end]
-            props_at = body_end + TAIL_LENGTHS_SIZE + topic_len
-            props_len = unpack_props_len(data, props_at - PROPERTIESLEN.size)[0]
+            props_at = body_end + tail + topic_len
+            props_len = unpack_props_len(data, props_at - props_len_size)[0]
             if props_len < 0 or props_at + props_len != record_end:
                 break
-            topic_at = body_end + TOPICLEN.size
+            topic_at = body_end + topic_len_size
             if topic_len != len(topic_raw) or not data.startswith(topic_raw, topic_at):
                 topic_raw = data[topic_at : topic_at + topic_len]
                 topic = topic_raw.decode()
@@ -364,9 +366,7 @@ def _decode_run(data: bytes, out: list[MessageExt], read_body: bool) -> int:
                 store_ts,
                 hosts.get(store_raw) or _unpack_host(hosts, store_raw),
                 (id_prefixes.get(store_raw) or _id_prefix(id_prefixes, store_raw))
-                + data[position + PHYSICALOFFSET_POSITION : position + SYSFLAG_POSITION]
-                .hex()
-                .upper(),
+                + data[position + id_offset_at : position + id_offset_end].hex().upper(),
                 physical_offset,
                 crc,
                 reconsume,
