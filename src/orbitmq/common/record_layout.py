@@ -160,8 +160,13 @@ def gather(
     data: npt.NDArray[np.uint8], positions: npt.NDArray[np.int64], dtype: str
 ) -> npt.NDArray[np.int64]:
     """The big-endian integers of ``dtype`` (``">i4"``, ...) at ``positions`` of ``data``,
-    as int64; bytes past the end as ``windows`` reads them."""
-    picked = windows(data, positions, np.dtype(dtype).itemsize)
+    as int64. A byte past the end reads as the last byte: callers validate what they read.
+
+    An index per byte rather than ``windows``: making the sliding view costs about 9 us a
+    call, more than the whole gather of a dispatch round's few dozen records."""
+    width = np.dtype(dtype).itemsize
+    index = np.minimum(positions[:, None] + np.arange(width), len(data) - 1)
+    picked = np.ascontiguousarray(data[index])
     return np.ravel(picked.view(dtype)).astype(np.int64)
 
 
