@@ -281,17 +281,18 @@ def _columns(
     uniq_keys: list[bytes | None] = []
     tags_codes: list[int] = []
     find = data.find
+    topic_len_size, tail = TOPICLEN.size, TAIL_LENGTHS_SIZE  # locals: read once per record
     # The hottest loop of dispatch: a find() that misses costs no call, and most records
     # lack KEYS; only present properties go through _property.
     for topic_pos, t_len, p_len in zip(
         columns["topic_at"], columns["topic_len"], columns["props_len"], strict=True
     ):
-        raw_topic = data[topic_pos + TOPICLEN.size : topic_pos + TOPICLEN.size + t_len]
+        raw_topic = data[topic_pos + topic_len_size : topic_pos + topic_len_size + t_len]
         topic = _topics.get(raw_topic)
         if topic is None:
             topic = _cache_topic(raw_topic)
         topics.append(topic)
-        start = topic_pos + TAIL_LENGTHS_SIZE + t_len
+        start = topic_pos + tail + t_len
         end = start + p_len
         at = find(_TAGS, start, end)
         if at < 0:
