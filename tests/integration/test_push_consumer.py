@@ -23,7 +23,7 @@ from orbitmq.client import (
 )
 from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.protocol import ConsumeFromWhere, MessageModel
-from orbitmq.testing import InProcessCluster
+from orbitmq.testing import InProcessCluster, ManualClock
 from tests.eventually import eventually_async, stays_async
 
 pytestmark = pytest.mark.timeout(90)
@@ -267,6 +267,50 @@ async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_redelivered
     await c.start()
     try:
         async with asyncio.timeout(20):
+            await redelivered.wait()
+    finally:
+        release.set()
+        await c.shutdown()
+    assert deliveries == [0, 1]
+
+
+async def test_the_consume_timeout_is_measured_on_the_consumers_clock(
+    fast_retry_cluster: InProcessCluster,
+) -> None:
+    """A message held past consume_timeout by the consumer's own clock is sent back and
+    redelivered, with no real wait for the timeout (the clock seam of the push consumer)."""
+    cluster = fast_retry_cluster
+    await produce(cluster, "ClockedStuckTopic", 1)
+    clock = ManualClock()
+    deliveries: list[int] = []
+    started = asyncio.Event()
+    redelivered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        deliveries.extend(m.reconsume_times for m in messages)
+        if messages[0].reconsume_times == 0:
+            started.set()
+            await release.wait()
+        else:
+            redelivered.set()
+
+    c = PushConsumer(
+        "clocked-stuck-cg",
+        namesrv_addr=cluster.namesrv_addr,
+        config=PushConsumerConfig(consume_timeout_s=60.0),
+        clock=clock,
+    )
+    c.subscribe("ClockedStuckTopic")
+    c.register_listener(on_messages)
+    await c.start()
+    try:
+        async with asyncio.timeout(20):
+            await started.wait()
+            await c.clean_expired_messages()
+            assert deliveries == [0]  # not expired yet on the consumer's clock
+            clock.advance(61_000)
+            await c.clean_expired_messages()
             await redelivered.wait()
     finally:
         release.set()

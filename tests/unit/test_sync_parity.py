@@ -23,6 +23,7 @@ _CONSUMER_INNER = (
     "the client instance's calls into its consumer (RocketMQ's MQConsumerInner), made on "
     "the loop by the instance itself, not by users"
 )
+_CLOCK = "the clock the asyncio consumer was built with (a test seam; facades keep the system one)"
 _CONSUME_TYPE = "the kind the heartbeat reports (RocketMQ's consumeType()): a class constant"
 _ATTRIBUTE = "an attribute of the asyncio client's instances (set in __init__)"
 
@@ -42,12 +43,12 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
         ],
         _CONSUMER_INNER,
     )
-    | {"CONSUME_TYPE": _CONSUME_TYPE},
+    | {"CONSUME_TYPE": _CONSUME_TYPE, "clock": _CLOCK},
     client.LitePullConsumer: dict.fromkeys(
         ["compute_pull_from_where", "consumer_data", "update_topic_subscribe_info"],
         _CONSUMER_INNER,
     )
-    | {"CONSUME_TYPE": _CONSUME_TYPE},
+    | {"CONSUME_TYPE": _CONSUME_TYPE, "clock": _CLOCK},
 }
 
 #: Blocking members without an async counterpart.

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
@@ -23,7 +22,7 @@ from orbitmq.client.consumer_config import (
 )
 from orbitmq.client.offset_store import OffsetStore
 from orbitmq.client.process_queue import ProcessQueue
-from orbitmq.common import MessageExt, MessageQueue
+from orbitmq.common import Clock, MessageExt, MessageQueue
 from orbitmq.common import message_const as mc
 from orbitmq.common.message import add_properties
 from orbitmq.common.topic import retry_topic
@@ -39,11 +38,14 @@ LOCAL_RETRY_DELAY_S = 5.0
 
 class ConsumeServiceHost(Protocol):
     """What a consume service uses of the push consumer it works for (``PushConsumer`` is
-    one): its group and configuration, its offset store, its consume hooks and the send
-    back of a failed message."""
+    one): its group and configuration, its clock, its offset store, its consume hooks and the
+    send back of a failed message."""
 
     @property
     def group(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
 
     @property
     def config(self) -> PushConsumerConfig: ...
@@ -85,7 +87,7 @@ class _ListenerRunner:
         """One listener call as the user sees it: original topics restored, consume start
         stamped, the consumer's hooks around it. True when every message was consumed."""
         restore_retry_topic(batch, consumer.group)
-        mark_consume_start(batch)
+        mark_consume_start(batch, consumer.clock.now_ms())
         hooks_context = consumer.before_consume(batch, context.message_queue)
         ok = await self.run(batch, context)
         consumer.after_consume(hooks_context, ok)
@@ -114,10 +116,9 @@ class _ListenerRunner:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def mark_consume_start(messages: Sequence[MessageExt]) -> None:
+def mark_consume_start(messages: Sequence[MessageExt], now_ms: int) -> None:
     """Stamp CONSUME_START_TIME: the consume-timeout cleaner measures from it."""
-    now = str(int(time.time() * 1000))
-    add_properties(messages, {mc.PROPERTY_CONSUME_START_TIMESTAMP: now})
+    add_properties(messages, {mc.PROPERTY_CONSUME_START_TIMESTAMP: str(now_ms)})
 
 
 def restore_retry_topic(messages: Sequence[MessageExt], group: str) -> None:

@@ -107,8 +107,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         # Checked before a client instance is made; an empty group is still reported first.
         if group and config.pull_batch_size < 1:
             raise MQClientError(f"pull_batch_size {config.pull_batch_size} must be >= 1")
-        #: Says when an auto commit is due and when a poll's wait is over (monotonic).
-        self._clock = clock
+        # The clock also says when an auto commit is due and a poll's wait is over.
         super().__init__(
             group,
             config,
@@ -117,6 +116,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
             instance=instance,
             apply=self._apply_rebalance,
             owned=lambda topic: {mq for mq in self._states if mq.topic == topic},
+            clock=clock,
         )
         self._assigned: set[MessageQueue] | None = None  # set once assign() is used
         self._states: dict[MessageQueue, _QueueState] = {}
@@ -221,7 +221,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
             self._paused.discard(mq)
         for mq in sorted(wanted - set(self._states)):
             self.offset_store.remove_offset(mq)
-            self._start_queue(mq, _QueueState(ProcessQueue()))
+            self._start_queue(mq, _QueueState(ProcessQueue(self._clock)))
 
     def _start_queue(self, mq: MessageQueue, state: _QueueState) -> None:
         self._states[mq] = state
@@ -417,7 +417,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
             raise MQClientError(f"the message queue is not in the assigned list: {mq}")
         self._stop_queue(old)
         self._start_queue(
-            mq, _QueueState(ProcessQueue(), pull_offset=offset, consume_offset=offset)
+            mq, _QueueState(ProcessQueue(self._clock), pull_offset=offset, consume_offset=offset)
         )
 
     async def seek_to_begin(self, mq: MessageQueue) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Sequence
 
 from orbitmq.client.broker_offsets import offset_store_for
@@ -36,7 +35,7 @@ from orbitmq.client.offset_store import (
 from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
-from orbitmq.common import SUB_ALL, MessageExt, MessageQueue
+from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
 from orbitmq.protocol import (
@@ -70,6 +69,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         client_config: ClientConfig | None = None,
         config: PushConsumerConfig | None = None,
         instance: MQClientInstance | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         super().__init__(
             group,
@@ -79,6 +79,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             instance=instance,
             apply=self._update_process_queues,
             owned=lambda topic: {mq for mq in self.process_queues if mq.topic == topic},
+            clock=clock,
         )
         self.process_queues: dict[MessageQueue, ProcessQueue] = {}
         self.hooks: list[ConsumeMessageHook] = []
@@ -224,10 +225,10 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             if offset < 0:
                 log.warning("no start offset for %s yet", mq)
                 continue
-            pq = ProcessQueue()
+            pq = ProcessQueue(self._clock)
             if self._orderly and clustering:
                 pq.locked = True
-                pq.last_lock_timestamp = int(time.time() * 1000)
+                pq.last_lock_timestamp = self._clock.now_ms()
             self.process_queues[mq] = pq
             log.info("%s starts pulling %s from %d", self.group, mq, offset)
             self._pull_tasks[mq] = asyncio.create_task(self._pull_loop(mq, pq, offset))
@@ -288,7 +289,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
                 sub_version=subscription.sub_version,
                 expression_type=subscription.expression_type,
             )
-            pq.last_pull_timestamp = int(time.time() * 1000)
+            pq.last_pull_timestamp = self._clock.now_ms()
             try:
                 addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
                 result = await api.pull_message(
@@ -375,7 +376,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         removed, so one stuck message cannot hold the queue's offset for ever (R25)."""
         if self._orderly:
             return
-        now_ms = int(time.time() * 1000)
+        now_ms = self._clock.now_ms()
         timeout_ms = int(self.config.consume_timeout_s * 1000)
         for mq, pq in list(self.process_queues.items()):
             for msg in pq.expired_messages(timeout_ms, now_ms):
@@ -389,7 +390,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         by_broker: dict[str, set[MessageQueue]] = {}
         for mq in self.process_queues:
             by_broker.setdefault(mq.broker_name, set()).add(mq)
-        now = int(time.time() * 1000)
+        now = self._clock.now_ms()
         for broker_name, mqs in by_broker.items():
             locked = await self._lock_batch(broker_name, mqs)
             for mq in mqs:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -14,7 +13,7 @@ from orbitmq.client.allocate_strategy import AllocateMessageQueueStrategy
 from orbitmq.client.errors import NoRouteError
 from orbitmq.client.mq_client_instance import MQClientInstance
 from orbitmq.client.offset_store import OffsetStore, ReadOffsetType
-from orbitmq.common import SUB_ALL, MessageQueue
+from orbitmq.common import SUB_ALL, Clock, MessageQueue
 from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
@@ -44,8 +43,10 @@ class Rebalance:
         interval_s: float,
         apply: Callable[[set[MessageQueue]], Awaitable[None]],
         owned: Callable[[str], set[MessageQueue]],
+        clock: Clock,
     ) -> None:
         self.instance = instance
+        self._clock = clock  # the subscriptions' versions
         self.group = group
         self.message_model = message_model
         self.strategy = strategy
@@ -57,9 +58,7 @@ class Rebalance:
         self._wakeup = asyncio.Event()
 
     def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
-        self.subscriptions[topic] = build_subscription_data(
-            topic, expression, int(time.time() * 1000)
-        )
+        self.subscriptions[topic] = build_subscription_data(topic, expression, self._clock.now_ms())
         self._wakeup.set()
 
     def unsubscribe(self, topic: str) -> None:
@@ -169,10 +168,12 @@ async def start_offset(
     mq: MessageQueue,
     consume_from_where: ConsumeFromWhere,
     consume_timestamp_ms: int | None,
+    now_ms: int,
 ) -> int:
     """RebalancePushImpl / RebalanceLitePullImpl.computePullFromWhere: the group's committed
     offset, else where ``consume_from_where`` starts a new group. -1 when it cannot be known
-    now (the broker could not be asked)."""
+    now (the broker could not be asked). ``now_ms`` is the time CONSUME_FROM_TIMESTAMP counts back
+    from when the config names no timestamp."""
     last = await offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
     if last >= 0:
         return last
@@ -185,6 +186,6 @@ async def start_offset(
     if consume_from_where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
         stamp = consume_timestamp_ms
         if stamp is None:
-            stamp = int(time.time() * 1000) - DEFAULT_CONSUME_TIMESTAMP_AGO_MS
+            stamp = now_ms - DEFAULT_CONSUME_TIMESTAMP_AGO_MS
         return await instance.search_offset(mq, stamp)
     return await instance.max_offset(mq)

@@ -14,7 +14,7 @@ from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.offset_store import OffsetStore
 from orbitmq.client.rebalance import Rebalance, start_offset
-from orbitmq.common import AsyncLifetime, MessageQueue
+from orbitmq.common import AsyncLifetime, Clock, MessageQueue
 from orbitmq.filter import SubscriptionData
 from orbitmq.protocol import ConsumerData, ConsumeType
 
@@ -40,12 +40,15 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
         instance: MQClientInstance | None,
         apply: Callable[[set[MessageQueue]], Awaitable[None]],
         owned: Callable[[str], set[MessageQueue]],
+        clock: Clock,
     ) -> None:
         if not group:
             raise MQClientError("consumer group is empty")
         self.group = group
         self.config = config
         self.instance, self._own_instance = own_or_borrow(instance, namesrv_addr, client_config)
+        #: Wall time of pulls, locks and subscriptions; monotonic deadlines (tests move it).
+        self._clock = clock
         self.rebalance = Rebalance(
             self.instance,
             group,
@@ -54,6 +57,7 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
             config.rebalance_interval_s,
             apply,
             owned,
+            clock,
         )
         self.offset_store: OffsetStore
 
@@ -62,6 +66,11 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
 
     async def _stop(self) -> None:
         await self.shutdown()
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the consumer was built with."""
+        return self._clock
 
     def unsubscribe(self, topic: str) -> None:
         self.rebalance.unsubscribe(topic)
@@ -91,4 +100,5 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
             mq,
             self.config.consume_from_where,
             self.config.consume_timestamp_ms,
+            self._clock.now_ms(),
         )

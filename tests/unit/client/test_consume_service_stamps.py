@@ -12,7 +12,7 @@ from orbitmq.client import consume_service
 from orbitmq.client.consume_service import ConcurrentConsumeService, OrderlyConsumeService
 from orbitmq.client.consumer_config import ConsumeContext, PushConsumerConfig
 from orbitmq.client.process_queue import ProcessQueue
-from orbitmq.common import MessageExt, MessageQueue, decode_messages, encode_message
+from orbitmq.common import SYSTEM_CLOCK, MessageExt, MessageQueue, decode_messages, encode_message
 from orbitmq.common import message_const as mc
 from orbitmq.protocol import MessageModel
 
@@ -29,6 +29,7 @@ class Consumer:
 
     def __init__(self, message_model: MessageModel) -> None:
         self.group = "g"
+        self.clock = SYSTEM_CLOCK
         self.config = PushConsumerConfig(
             consume_message_batch_max_size=8,
             message_model=message_model,
