@@ -14,7 +14,6 @@ import threading
 from collections.abc import Iterator
 
 from orbitmq.common import message_const as mc
-from orbitmq.common import sys_flag as sf
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
@@ -60,7 +59,6 @@ log = logging.getLogger(__name__)
 #: single send or a small batch. Larger backlogs go to the reput thread, so that a big
 #: batch does not hold the loop for the milliseconds its dispatch takes.
 _INLINE_DISPATCH_BELOW_BYTES = 64 * 1024
-_VISIBLE_TRANSACTION_TYPES = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
 
 
 class MessageStore:
