@@ -53,8 +53,8 @@ log = logging.getLogger(__name__)
 class BrokerController(AsyncLifetime):
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
     ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, ``ScheduleMessageService``,
-    processors, ``RemotingServer``, the consumer-offset persist task and the name-server
-    registration.
+    ``TransactionalMessageCheckService``, processors, ``RemotingServer``, the
+    consumer-offset persist task and the name-server registration.
 
     ``start`` loads the metadata and the store (recovery), starts the store and the
     long-polling service, listens, then registers with the name servers; ``stop``
