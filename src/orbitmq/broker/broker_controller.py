@@ -31,6 +31,7 @@ from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
+from orbitmq.broker.transactional_message_check_service import TransactionalMessageCheckService
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
@@ -52,8 +53,8 @@ log = logging.getLogger(__name__)
 class BrokerController(AsyncLifetime):
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
     ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, ``ScheduleMessageService``,
-    processors, ``RemotingServer``, the consumer-offset persist task and the name-server
-    registration.
+    ``TransactionalMessageCheckService``, processors, ``RemotingServer``, the
+    consumer-offset persist task and the name-server registration.
 
     ``start`` loads the metadata and the store (recovery), starts the store and the
     long-polling service, listens, then registers with the name servers; ``stop``
@@ -134,6 +135,17 @@ class BrokerController(AsyncLifetime):
         )
         self.producer_manager = ProducerManager(clock=clock)
         self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
+        # As delivery: only a master asks producers about halves and stores their outcome.
+        self.transactional_message_check_service: TransactionalMessageCheckService | None = None
+        if store_config.broker_role is not BrokerRole.SLAVE:
+            self.transactional_message_check_service = TransactionalMessageCheckService(
+                self.message_store,
+                self.transactional_message_service,
+                self.producer_manager,
+                self.topic_config_manager,
+                broker_config,
+                clock=clock,
+            )
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
         # Name-server registration: at start, every registerNameServerPeriod and when a
         # send creates a topic (the lambdas). The address is the bound one.
@@ -295,7 +307,10 @@ class BrokerController(AsyncLifetime):
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
             await self.remoting_server.start()
+            if self.transactional_message_check_service is not None:
+                await self.transactional_message_check_service.start()
         except BaseException:
+            await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
             await self.pull_request_hold_service.stop()
@@ -347,12 +362,18 @@ class BrokerController(AsyncLifetime):
         await self.remoting_server.stop()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
+        # Checks put into the store, as delivery does: they end before it.
+        await self._stop_transactional_message_check_service()
         # Delivery puts into the store and writes delayOffset.json: it ends first.
         await asyncio.to_thread(self._stop_schedule_message_service)
         # Offsets first: the store's shutdown gives the directory's lock back, and every
         # write into the directory must happen while it is held.
         await asyncio.to_thread(self.consumer_offset_manager.persist)
         await asyncio.to_thread(self.message_store.shutdown)
+
+    async def _stop_transactional_message_check_service(self) -> None:
+        if self.transactional_message_check_service is not None:
+            await self.transactional_message_check_service.stop()
 
     def _stop_schedule_message_service(self) -> None:
         if self.schedule_message_service is not None:

@@ -23,9 +23,6 @@ INERT_BROKER_KEYS: frozenset[str] = frozenset(
         "aclEnable",
         "brokerFastFailureEnable",
         "enablePropertyFilter",
-        "transactionCheckInterval",
-        "transactionCheckMax",
-        "transactionTimeOut",
         "waitTimeMillsInPullQueue",
         "waitTimeMillsInSendQueue",
     }

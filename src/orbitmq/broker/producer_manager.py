@@ -24,6 +24,8 @@ class ProducerManager:
     def __init__(self, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._table: dict[str, dict[int, ClientChannelInfo]] = {}
         self._clock = clock
+        #: Turns the choice among a group's channels (RocketMQ picks at random).
+        self._next_pick = 0
 
     def groups(self) -> list[str]:
         return list(self._table)
@@ -38,6 +40,15 @@ class ProducerManager:
                 if info.client_id == client_id and info.channel.is_active:
                     return info.channel
         return None
+
+    def get_available_channel(self, group: str) -> ChannelContext | None:
+        """One active channel of the group, a different one each call (round robin); None
+        when the group has no active producer."""
+        active = [i.channel for i in self._table.get(group, {}).values() if i.channel.is_active]
+        if not active:
+            return None
+        self._next_pick += 1
+        return active[self._next_pick % len(active)]
 
     def register_producer(self, group: str, client_channel_info: ClientChannelInfo) -> None:
         channels = self._table.setdefault(group, {})

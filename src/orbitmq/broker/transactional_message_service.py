@@ -14,8 +14,8 @@ Spark sink's exactlyOnce stages its rows this way.
 
 Better than RocketMQ's: resolving a half twice (a commit retried after a lost answer) is
 answered SUCCESS without storing it again; the set of done halves is rebuilt from the op
-topic at start, so this holds across restarts. Asking producers about halves nobody resolved
-(CHECK_TRANSACTION_STATE) is not built yet: such halves stay invisible.
+topic at start, so this holds across restarts. Halves nobody resolved are asked about by
+``TransactionalMessageCheckService`` (CHECK_TRANSACTION_STATE), which resolves them here too.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from orbitmq.common.record_layout import BATCH_ITEM_PREFIX, HOST_V6_FLAGS, calc_
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from orbitmq.protocol import ResponseCode
 from orbitmq.protocol.header import EndTransactionRequestHeader
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus
+from orbitmq.store import GetMessageStatus, MessageStore, PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,9 @@ class TransactionalMessageService:
         )
         return self.to_half(half)
 
+    def is_resolved(self, half_queue_offset: int) -> bool:
+        return half_queue_offset in self._resolved
+
     async def end(self, header: EndTransactionRequestHeader) -> tuple[int, str | None]:
         """Commit or roll back the half ``header`` names: (response code, remark)."""
         half = self._store.look_message_by_offset(header.commit_log_offset)
@@ -133,18 +136,32 @@ class TransactionalMessageService:
         assert half is not None
         if half.queue_offset in self._resolved:
             return ResponseCode.SUCCESS, None  # resolved before: nothing to do again
+        commit = header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE
+        result = await self.resolve(half, _final_message(half, header) if commit else None)
+        if result is not None and result.status is not PutMessageStatus.PUT_OK:
+            return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
+        return ResponseCode.SUCCESS, None
+
+    async def resolve(
+        self, half: MessageExt, replacement: MessageExtBrokerInner | None
+    ) -> PutMessageResult | None:
+        """Record ``half`` as done, storing ``replacement`` first (a commit's final message,
+        a checked half put back, a discarded one): the replacement's put result (the half
+        stays unresolved when it failed), None without one. The caller checks
+        ``is_resolved`` first, with no await in between."""
         self._resolved.add(half.queue_offset)
+        result = None
         try:
-            if header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE:
-                result = await self._store.async_put_message(_final_message(half, header))
+            if replacement is not None:
+                result = await self._store.async_put_message(replacement)
                 if result.status is not PutMessageStatus.PUT_OK:
                     self._resolved.discard(half.queue_offset)
-                    return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
+                    return result
             await self._store.async_put_message(self._op_message(half))
         except BaseException:
             self._resolved.discard(half.queue_offset)
             raise
-        return ResponseCode.SUCCESS, None
+        return result
 
     def _op_message(self, half: MessageExt) -> MessageExtBrokerInner:
         properties = {mc.PROPERTY_TAGS: REMOVE_TAG}

@@ -28,14 +28,14 @@ def test_one_line_names_exactly_the_inert_keys_set(
 ) -> None:
     conf = tmp_path / "broker.conf"
     conf.write_text(
-        "brokerName=broker-a\ntransactionTimeOut=3000\naclEnable=true\nlistenPort=20911\n"
+        "brokerName=broker-a\nwaitTimeMillsInPullQueue=3000\naclEnable=true\nlistenPort=20911\n"
     )
     startup = load_broker_config(conf, environ={})
     with caplog.at_level(logging.WARNING):
         found = warn_inert_keys(startup.keys)
-    assert found == ["aclEnable", "transactionTimeOut"]
+    assert found == ["aclEnable", "waitTimeMillsInPullQueue"]
     assert _warnings(caplog) == [
-        "broker.conf keys accepted but not in effect yet: aclEnable, transactionTimeOut; "
+        "broker.conf keys accepted but not in effect yet: aclEnable, waitTimeMillsInPullQueue; "
         "see docs/operations.md"
     ]
 
