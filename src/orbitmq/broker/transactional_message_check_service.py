@@ -145,7 +145,7 @@ class TransactionalMessageCheckService:
         channel = self._producers.get_available_channel(group)
         if channel is None:
             return True  # waits for a producer of its group, uncounted
-        renewed = await self._service.resolve(half, _renewed_half(half, times + 1))
+        renewed = await self._service.resolve(half, _renewed_half(half, times + 1), put_back=True)
         if renewed is None or renewed.status is not PutMessageStatus.PUT_OK:
             log.warning("putting back half %d failed: %s", half.queue_offset, renewed)
             return True

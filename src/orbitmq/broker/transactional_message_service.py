@@ -56,6 +56,8 @@ class TransactionalMessageService:
     def __init__(self, store: MessageStore) -> None:
         self._store = store
         self._resolved: set[int] = set()
+        #: Halves the check-back put back: half queue offset -> the offset of its new copy.
+        self._put_back: dict[int, int] = {}
 
     def load(self) -> None:
         """Rebuild the resolved set from the op topic (at broker start)."""
@@ -71,7 +73,11 @@ class TransactionalMessageService:
             for buffer in result.message_buffers:
                 op = decode_message(buffer)
                 if op.properties.get(mc.PROPERTY_TAGS) == REMOVE_TAG:
-                    self._resolved.add(int(op.body.decode()))
+                    half_offset = int(op.body.decode())
+                    self._resolved.add(half_offset)
+                    moved_to = op.properties.get(mc.PROPERTY_PUT_BACK_TO)
+                    if moved_to is not None and moved_to.isdigit():
+                        self._put_back[half_offset] = int(moved_to)
             offset = result.next_begin_offset
         if self._resolved:
             log.info("%d resolved half messages known from the op topic", len(self._resolved))
@@ -134,16 +140,32 @@ class TransactionalMessageService:
         if problem is not None:
             return ResponseCode.SYSTEM_ERROR, problem
         assert half is not None
-        if half.queue_offset in self._resolved:
+        # A verdict on a copy the check-back has put back is one on its current copy (a
+        # producer's answer may cross the put-back); a half resolved otherwise is done.
+        half = self._current_copy(half)
+        if half is None or half.queue_offset in self._resolved:
             return ResponseCode.SUCCESS, None  # resolved before: nothing to do again
         commit = header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE
-        result = await self.resolve(half, _final_message(half, header) if commit else None)
+        result = await self.resolve(half, _final_message(half) if commit else None)
         if result is not None and result.status is not PutMessageStatus.PUT_OK:
             return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
         return ResponseCode.SUCCESS, None
 
+    def _current_copy(self, half: MessageExt) -> MessageExt | None:
+        """``half``, or the copy the check-back put it back as (following every put-back);
+        None when that copy cannot be read."""
+        while half.queue_offset in self._put_back:
+            unit = self._store.get_message_unit_in_queue(
+                RMQ_SYS_TRANS_HALF_TOPIC, half.queue_id, self._put_back[half.queue_offset]
+            )
+            copy = self._store.look_message_by_offset(unit[0]) if unit is not None else None
+            if copy is None:
+                return None
+            half = copy
+        return half
+
     async def resolve(
-        self, half: MessageExt, replacement: MessageExtBrokerInner | None
+        self, half: MessageExt, replacement: MessageExtBrokerInner | None, *, put_back: bool = False
     ) -> PutMessageResult | None:
         """Record ``half`` as done, storing ``replacement`` first (a commit's final message,
         a checked half put back, a discarded one): the replacement's put result (the half
@@ -152,19 +174,25 @@ class TransactionalMessageService:
         self._resolved.add(half.queue_offset)
         result = None
         try:
+            moved_to = None
             if replacement is not None:
                 result = await self._store.async_put_message(replacement)
                 if result.status is not PutMessageStatus.PUT_OK:
                     self._resolved.discard(half.queue_offset)
                     return result
-            await self._store.async_put_message(self._op_message(half))
+                if put_back and result.append_result is not None:
+                    moved_to = result.append_result.logics_offset
+                    self._put_back[half.queue_offset] = moved_to
+            await self._store.async_put_message(self._op_message(half, moved_to))
         except BaseException:
             self._resolved.discard(half.queue_offset)
             raise
         return result
 
-    def _op_message(self, half: MessageExt) -> MessageExtBrokerInner:
+    def _op_message(self, half: MessageExt, moved_to: int | None) -> MessageExtBrokerInner:
         properties = {mc.PROPERTY_TAGS: REMOVE_TAG}
+        if moved_to is not None:
+            properties[mc.PROPERTY_PUT_BACK_TO] = str(moved_to)
         return MessageExtBrokerInner(
             RMQ_SYS_TRANS_OP_HALF_TOPIC,
             body=str(half.queue_offset).encode(),
@@ -176,7 +204,7 @@ class TransactionalMessageService:
         )
 
 
-def _final_message(half: MessageExt, header: EndTransactionRequestHeader) -> MessageExtBrokerInner:
+def _final_message(half: MessageExt) -> MessageExtBrokerInner:
     """RocketMQ's endMessageTransaction: the half in its real topic and queue; a staged
     batch as that batch."""
     properties = dict(half.properties)
@@ -196,7 +224,7 @@ def _final_message(half: MessageExt, header: EndTransactionRequestHeader) -> Mes
         born_host=half.born_host,
         store_host=half.store_host,
         reconsume_times=half.reconsume_times,
-        prepared_transaction_offset=header.commit_log_offset,
+        prepared_transaction_offset=half.commit_log_offset,
         properties_string=message_properties_to_string(properties),
     )
 

@@ -54,6 +54,9 @@ PROPERTY_TIMER_DELAY_MS: Final = "TIMER_DELAY_MS"
 #: OrbitMQ's own: on a half message staged from a batch send, how many messages its body
 #: (a batch encoding) holds; a commit stores them as that batch.
 PROPERTY_HALF_BATCH: Final = "ORBITMQ_HALF_BATCH"
+#: On the op message of a half that the check-back put back: the queue offset of its new
+#: copy in the half topic, so that a verdict naming the old copy reaches the new one.
+PROPERTY_PUT_BACK_TO: Final = "ORBITMQ_PUT_BACK_TO"
 
 #: Separates several keys inside the KEYS property.
 KEY_SEPARATOR: Final = " "

@@ -309,6 +309,35 @@ async def test_a_restart_between_checks_keeps_the_count_and_the_resolved_state(
     assert [m.body for m in stored(broker, TOPIC, 1)] == [b"committed"]
 
 
+async def test_a_verdict_on_the_copy_before_a_put_back_reaches_the_current_copy(
+    start_broker: BrokerStarter, producer: Producer, clock: ManualClock
+) -> None:
+    """A producer's commit that crosses the check-back's put-back (it names the half it
+    sent, already put back as a new copy) commits the message, once, across a restart."""
+    broker = await start_broker()
+    await producer.register(broker)
+    await producer.send_half(broker, b"late", "UNIQ8")
+    await settle(broker)
+    unit = broker.message_store.get_message_unit_in_queue(RMQ_SYS_TRANS_HALF_TOPIC, 0, 0)
+    assert unit is not None
+    sent = CheckTransactionStateRequestHeader(
+        tran_state_table_offset=0, commit_log_offset=unit[0], msg_id="UNIQ8", transaction_id="UNIQ8"
+    )
+    clock.advance(TIMEOUT_MS + 1)
+    await check_pass(broker)
+    put_back, _body = await producer.recorder.next_check()
+    assert put_back.tran_state_table_offset == 1  # the half now lives as a new copy
+    await broker.stop()
+
+    broker = await start_broker()  # the put-back is known again from the op topic
+    await producer.register(broker)
+    await producer.answer(broker, sent, sf.TRANSACTION_COMMIT_TYPE)
+    await producer.answer(broker, sent, sf.TRANSACTION_COMMIT_TYPE)  # a retry: no copy
+    await check_pass(broker)
+    await no_check_arrives(producer, broker)
+    assert [m.body for m in stored(broker, TOPIC, 1)] == [b"late"]
+
+
 async def test_a_half_resolved_normally_is_never_checked(
     start_broker: BrokerStarter, producer: Producer, clock: ManualClock
 ) -> None:
