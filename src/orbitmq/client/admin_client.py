@@ -481,8 +481,9 @@ class AdminClient(AsyncLifetime):
     async def dead_letters(
         self, group: str, *, limit: int = DEFAULT_DEAD_LETTER_LIMIT
     ) -> list[DeadLetter]:
-        """``group``'s dead letters (the messages of ``%DLQ%<group>``), oldest first, at most
-        ``limit``; empty when the group has none or is unknown."""
+        """``group``'s dead letters (the messages of ``%DLQ%<group>``, one queue on each
+        broker), broker by broker in name order and oldest first on each, at most ``limit``;
+        empty when the group has none or is unknown."""
         self._check_started()
         if limit < 1:
             raise MQClientError(f"limit: {limit} must be >= 1")

@@ -51,7 +51,8 @@ class DeadLetter:
     ``msg_id`` is the dead letter's own offset message id (what a resend names);
     ``original_msg_id`` the offset id the message had in its original topic and
     ``unique_key`` the id its producer gave it (SendResult.msg_id). ``store_timestamp_ms``
-    is when it became a dead letter: the time of its last failure."""
+    is when it became a dead letter: the time of its last failure. Immutable: share it
+    freely between tasks and threads."""
 
     msg_id: str
     queue: MessageQueue
@@ -95,7 +96,8 @@ class ResendStatus(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class ResendResult:
     """One dead letter's resend: its ``msg_id``, the outcome, the unique id the resent
-    message has (or would have) in its original topic, and the send's answer when sent."""
+    message has (or would have) in its original topic, and the send's answer when sent.
+    Immutable."""
 
     msg_id: str
     status: ResendStatus
@@ -134,8 +136,8 @@ def resend_message(dead: MessageExt) -> Message:
 async def read_dead_letters(
     reader: QueueReader, topic: str, limit: int | None
 ) -> list[tuple[MessageQueue, MessageExt]]:
-    """The messages of the DLQ ``topic``, oldest first per queue, at most ``limit`` (every
-    one when None)."""
+    """The messages of the DLQ ``topic`` queue by queue (one per broker, in broker name
+    order), oldest first in each, at most ``limit`` (every one when None)."""
     found: list[tuple[MessageQueue, MessageExt]] = []
     for mq, (low, high) in sorted((await reader.queue_offsets(topic)).items()):
         async for batch in reader.read(mq, low, high):
