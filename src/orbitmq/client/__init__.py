@@ -26,6 +26,7 @@ from orbitmq.client.consumer_config import (
     Listener,
     PushConsumerConfig,
 )
+from orbitmq.client.dead_letters import DeadLetter, ResendResult, ResendStatus
 from orbitmq.client.errors import (
     MQBrokerError,
     MQClientError,
@@ -91,6 +92,7 @@ __all__ = [
     "ConsumeMessageHook",
     "ConsumeResult",
     "ConsumerProgress",
+    "DeadLetter",
     "FaultItem",
     "HashFunction",
     "LatencyFaultTolerance",
@@ -124,6 +126,8 @@ __all__ = [
     "QueueStatus",
     "ReadOffsetType",
     "RemoteBrokerOffsetStore",
+    "ResendResult",
+    "ResendStatus",
     "SendContext",
     "SendMessageHook",
     "SendResult",

@@ -3,7 +3,8 @@ over the OrbitMQ client.
 
 ``async with AdminClient(namesrv_addr=...) as admin: await admin.create_topic("T")``.
 Topics (create, delete, list, route, status), a group's consume progress, offset resets by
-time and message lookups (by offset id, key or unique id).
+time, message lookups (by offset id, key or unique id) and a group's dead letters (listed and
+resent, see :mod:`orbitmq.client.dead_letters`).
 
 Statistics come from GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208); resets go
 through INVOKE_BROKER_TO_RESET_OFFSET (222), which also tells the group's online consumers.
@@ -18,8 +19,18 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.dead_letters import (
+    DEFAULT_DEAD_LETTER_LIMIT,
+    RESEND_PRODUCER_GROUP,
+    DeadLetter,
+    ResendResult,
+    read_dead_letters,
+    resend_dead_letters,
+)
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
+from orbitmq.client.producer import Producer
+from orbitmq.client.queue_reader import QueueReader
 from orbitmq.common import (
     AsyncLifetime,
     MessageExt,
@@ -28,7 +39,12 @@ from orbitmq.common import (
     decode_message_id,
     is_message_id_shaped,
 )
-from orbitmq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC, retry_topic, topic_problem
+from orbitmq.common.topic import (
+    AUTO_CREATE_TOPIC_KEY_TOPIC,
+    dlq_topic,
+    retry_topic,
+    topic_problem,
+)
 from orbitmq.protocol import (
     MASTER_ID,
     NAMESPACE_ORDER_TOPIC_CONFIG,
@@ -459,6 +475,46 @@ class AdminClient(AsyncLifetime):
         if not found:
             raise MQClientError(f"no message with unique id {uniq_id} in topic {topic}")
         return found[0]
+
+    # -- dead letters ---------------------------------------------------------------------
+
+    async def dead_letters(
+        self, group: str, *, limit: int = DEFAULT_DEAD_LETTER_LIMIT
+    ) -> list[DeadLetter]:
+        """``group``'s dead letters (the messages of ``%DLQ%<group>``, one queue on each
+        broker), broker by broker in name order and oldest first on each, at most ``limit``;
+        empty when the group has none or is unknown."""
+        self._check_started()
+        if limit < 1:
+            raise MQClientError(f"limit: {limit} must be >= 1")
+        return [DeadLetter.of(mq, m) for mq, m in await self._read_dlq(group, limit)]
+
+    async def resend_dead_letters(
+        self, group: str, msg_ids: str | Iterable[str] | None = None
+    ) -> list[ResendResult]:
+        """Send ``group``'s dead letters named by ``msg_ids`` (one DeadLetter.msg_id or
+        several; every one when None) to their original topics again, as new messages
+        keeping body, keys, tags and user properties, with DLQ_ORIGIN_MESSAGE_ID naming the
+        dead letter. One result per id, in order: SENT, ALREADY_RESENT (a resend of it is
+        already stored, so this sends nothing) or NOT_FOUND. The dead letters stay in the
+        DLQ; see :mod:`orbitmq.client.dead_letters` for how idempotence holds."""
+        self._check_started()
+        letters = [m for _, m in await self._read_dlq(group, None)]
+        async with Producer(RESEND_PRODUCER_GROUP, instance=self.instance) as producer:
+            return await resend_dead_letters(producer, letters, msg_ids, self._has_unique_key)
+
+    async def _read_dlq(
+        self, group: str, limit: int | None
+    ) -> list[tuple[MessageQueue, MessageExt]]:
+        async with QueueReader(client_config=self.config) as reader:
+            try:
+                return await read_dead_letters(reader, dlq_topic(group), limit)
+            except NoRouteError:
+                return []  # no dead letter yet, or no such group
+
+    async def _has_unique_key(self, topic: str, uniq_id: str) -> bool:
+        found = await self._query(topic, uniq_id, 32, 0, None)
+        return any(m.unique_key == uniq_id for m in found)
 
     async def _query(
         self, topic: str, key: str, max_num: int, begin_ms: int, end_ms: int | None

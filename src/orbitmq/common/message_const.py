@@ -51,12 +51,23 @@ PROPERTY_SHARDING_KEY: Final = "__SHARDINGKEY"
 PROPERTY_TIMER_DELIVER_MS: Final = "TIMER_DELIVER_MS"
 PROPERTY_TIMER_DELAY_SEC: Final = "TIMER_DELAY_SEC"
 PROPERTY_TIMER_DELAY_MS: Final = "TIMER_DELAY_MS"
+#: On a message resent from a dead letter queue: the dead letter's offset message id
+#: (RocketMQ 5's name for the DLQ origin it records).
+PROPERTY_DLQ_ORIGIN_MESSAGE_ID: Final = "DLQ_ORIGIN_MESSAGE_ID"
 #: OrbitMQ's own: on a half message staged from a batch send, how many messages its body
 #: (a batch encoding) holds; a commit stores them as that batch.
 PROPERTY_HALF_BATCH: Final = "ORBITMQ_HALF_BATCH"
 #: On the op message of a half that the check-back put back: the queue offset of its new
 #: copy in the half topic, so that a verdict naming the old copy reaches the new one.
 PROPERTY_PUT_BACK_TO: Final = "ORBITMQ_PUT_BACK_TO"
+
+#: The properties clients and brokers set, as opposed to a user's own (RocketMQ's
+#: ``MessageConst.STRING_HASH_SET``): every key above.
+STRING_HASH_SET: Final[frozenset[str]] = frozenset(
+    value
+    for name, value in dict(globals()).items()
+    if name.startswith("PROPERTY_") and isinstance(value, str)
+)
 
 #: Separates several keys inside the KEYS property.
 KEY_SEPARATOR: Final = " "
