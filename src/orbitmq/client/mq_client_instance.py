@@ -429,8 +429,8 @@ class _ClientRemotingProcessor(CodeDispatchingProcessor):
     RESET_CONSUMER_CLIENT_OFFSET (220), an admin moved the group's offsets, so the consumer
     drops the topic's queues and starts them again from the new offsets; and
     CHECK_TRANSACTION_STATE (39), what became of a half message, passed to its group's
-    transactional producer. Owns the tasks of
-    resets under way; runs on the instance's event loop."""
+    transactional producer. Owns the tasks of resets under way; runs on the instance's
+    event loop."""
 
     def __init__(self, instance: MQClientInstance) -> None:
         self._instance = instance
