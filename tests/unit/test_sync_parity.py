@@ -17,6 +17,7 @@ PAIRS = [
     (client.LitePullConsumer, sync.LitePullConsumer),
     (client.AdminClient, sync.AdminClient),
     (client.QueueReader, sync.QueueReader),
+    (client.TransactionProducer, sync.TransactionProducer),
 ]
 
 _CONSUMER_INNER = (
@@ -49,6 +50,10 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
         _CONSUMER_INNER,
     )
     | {"CONSUME_TYPE": _CONSUME_TYPE, "clock": _CLOCK},
+    client.TransactionProducer: {
+        "check_transaction_state": "the client instance's call into its producer when a "
+        "broker checks a half (RocketMQ's MQProducerInner), made on the loop, not by users"
+    },
 }
 
 #: Blocking members without an async counterpart.
@@ -58,6 +63,12 @@ SYNC_ONLY: dict[type, dict[str, str]] = {
         "config": _ATTRIBUTE,
         "send_async": "RocketMQ's send(msg, SendCallback): an asyncio caller creates a task",
         "send_half_async": "send_half started without waiting, as send_async",
+    },
+    sync.TransactionProducer: {
+        "group": _ATTRIBUTE,
+        "config": _ATTRIBUTE,
+        "send_async": "inherited from the blocking Producer: see its entry",
+        "send_half_async": "inherited from the blocking Producer: see its entry",
     },
     sync.PushConsumer: {"group": _ATTRIBUTE, "config": _ATTRIBUTE},
     sync.LitePullConsumer: {"group": _ATTRIBUTE, "config": _ATTRIBUTE},

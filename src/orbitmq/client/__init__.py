@@ -70,6 +70,8 @@ from orbitmq.client.queue_reader import (
 )
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
+from orbitmq.client.transaction_listener import TransactionListener
+from orbitmq.client.transaction_producer import TransactionProducer, TransactionSendResult
 from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
 
 __all__ = [
@@ -135,6 +137,9 @@ __all__ = [
     "SendTimeoutError",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "TransactionListener",
+    "TransactionProducer",
+    "TransactionSendResult",
     "TransactionVerdict",
     "WrongServerError",
     "allocate_averagely",

@@ -17,7 +17,8 @@ from typing import Protocol, runtime_checkable
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
 from orbitmq.client.mq_client_api import MQClientAPI
 from orbitmq.client.topic_publish_info import TopicPublishInfo
-from orbitmq.common import MessageQueue
+from orbitmq.common import MessageExt, MessageQueue, decode_message
+from orbitmq.common import message_const as mc
 from orbitmq.common.periodic import run_every
 from orbitmq.protocol import (
     MASTER_ID,
@@ -31,6 +32,7 @@ from orbitmq.protocol import (
 )
 from orbitmq.protocol.body import ResetOffsetBody
 from orbitmq.protocol.header import (
+    CheckTransactionStateRequestHeader,
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
@@ -120,6 +122,16 @@ class ResettableConsumer(Protocol):
     async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None: ...
 
 
+class TransactionChecker(Protocol):
+    """What the instance needs from a transactional producer: to be asked what became of
+    a half message (RocketMQ's MQProducerInner.checkTransactionState). Must not block: the
+    answer goes back later, as END_TRANSACTION to ``broker_addr``."""
+
+    def check_transaction_state(
+        self, broker_addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
+    ) -> None: ...
+
+
 class MQClientInstance:
     """Owns the RemotingClient, the route tables (topic → route, topic → publish info, broker
     name → addresses) and the producer and consumer groups registered with it; runs the route
@@ -135,6 +147,8 @@ class MQClientInstance:
         self.broker_addrs: dict[str, dict[int, str]] = {}
         self.producer_groups: set[str] = set()
         self.consumers: dict[str, ConsumerInner] = {}
+        #: The producer groups here with a transaction listener, answering checks.
+        self.transaction_checkers: dict[str, TransactionChecker] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._route_lock = asyncio.Lock()
@@ -413,8 +427,10 @@ class _ClientRemotingProcessor(CodeDispatchingProcessor):
     """Answers the requests brokers send to this client (RocketMQ's ClientRemotingProcessor):
     NOTIFY_CONSUMER_IDS_CHANGED (40), the group's consumers changed, rebalance; and
     RESET_CONSUMER_CLIENT_OFFSET (220), an admin moved the group's offsets, so the consumer
-    drops the topic's queues and starts them again from the new offsets. Owns the tasks of
-    resets under way; runs on the instance's event loop."""
+    drops the topic's queues and starts them again from the new offsets; and
+    CHECK_TRANSACTION_STATE (39), what became of a half message, passed to its group's
+    transactional producer. Owns the tasks of resets under way; runs on the instance's
+    event loop."""
 
     def __init__(self, instance: MQClientInstance) -> None:
         self._instance = instance
@@ -423,6 +439,7 @@ class _ClientRemotingProcessor(CodeDispatchingProcessor):
             {
                 RequestCode.NOTIFY_CONSUMER_IDS_CHANGED: self._notify_consumer_ids_changed,
                 RequestCode.RESET_CONSUMER_CLIENT_OFFSET: self._reset_offset,
+                RequestCode.CHECK_TRANSACTION_STATE: self._check_transaction_state,
             }
         )
 
@@ -448,6 +465,25 @@ class _ClientRemotingProcessor(CodeDispatchingProcessor):
             task = asyncio.create_task(consumer.reset_offset(header.topic, offsets))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        return _success(request)
+
+    async def _check_transaction_state(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        header = CheckTransactionStateRequestHeader.from_ext_fields(request.ext_fields)
+        msg = decode_message(request.body)
+        group = msg.properties.get(mc.PROPERTY_PRODUCER_GROUP)
+        checker = self._instance.transaction_checkers.get(group) if group else None
+        if checker is None:
+            log.warning(
+                "check of half %s of group %s: no transaction listener here", header.msg_id, group
+            )
+            return _success(request)  # the broker checks again later
+        # The broker that asks is the one to answer; its name finds its listening address.
+        addr = ctx.remote_address
+        if header.broker_name:
+            addr = self._instance.find_broker_addr(header.broker_name) or addr
+        checker.check_transaction_state(addr, msg, header)
         return _success(request)
 
 

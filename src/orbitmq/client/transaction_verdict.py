@@ -17,6 +17,10 @@ class LocalTransactionState(enum.Enum):
 
     COMMIT_MESSAGE = sf.TRANSACTION_COMMIT_TYPE
     ROLLBACK_MESSAGE = sf.TRANSACTION_ROLLBACK_TYPE
+    #: Not known yet: the half stays staged and the broker checks back later.
+    UNKNOW = sf.TRANSACTION_NOT_TYPE
+    #: RocketMQ's spelling is UNKNOW; this is the same member under its English name.
+    UNKNOWN = sf.TRANSACTION_NOT_TYPE
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """Blocking facades over the asyncio clients, for code that runs on plain threads (scripts,
 WSGI apps, Spark executors): ``orbitmq.sync.Producer``, ``PushConsumer``,
-``LitePullConsumer``, ``AdminClient`` and ``QueueReader`` have the names and methods of
-``orbitmq.client``'s, without ``await`` (one module each here, over the shared base in
-``orbitmq.sync.facade``)::
+``LitePullConsumer``, ``AdminClient``, ``QueueReader`` and ``TransactionProducer`` have the
+names and methods of ``orbitmq.client``'s, without ``await`` (one module each here, over the
+shared base in ``orbitmq.sync.facade``)::
 
     from orbitmq import Message
     from orbitmq.sync import Producer
@@ -37,6 +37,7 @@ from orbitmq.sync.lite_pull_consumer import LitePullConsumer
 from orbitmq.sync.producer import Producer, SendCallback
 from orbitmq.sync.push_consumer import PushConsumer, SyncListener
 from orbitmq.sync.queue_reader import QueueReader
+from orbitmq.sync.transaction_producer import TransactionProducer
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
@@ -47,4 +48,5 @@ __all__ = [
     "QueueReader",
     "SendCallback",
     "SyncListener",
+    "TransactionProducer",
 ]

@@ -1,0 +1,195 @@
+"""The transactional producer (R35, client side) against an in-process cluster whose broker
+checks back fast: a verdict from the local transaction, or from the check of a half whose
+local transaction said UNKNOW; plain and ``async def`` listeners; the blocking facade."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orbitmq import sync
+from orbitmq.client import (
+    LocalTransactionState,
+    SendStatus,
+    TransactionProducer,
+    queue_offsets,
+    read_queue_range,
+)
+from orbitmq.common import Message, MessageExt
+from orbitmq.testing import InProcessCluster
+from tests.eventually import eventually_async
+
+pytestmark = pytest.mark.timeout(60)
+
+TOPIC = "TxProducerTopic"
+GROUP = "tx-producer-pg"
+COMMIT = LocalTransactionState.COMMIT_MESSAGE
+ROLLBACK = LocalTransactionState.ROLLBACK_MESSAGE
+UNKNOW = LocalTransactionState.UNKNOW
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[InProcessCluster]:
+    # Halves are checked 200 ms after they are stored, every 200 ms.
+    settings = {"transaction_time_out": 200, "transaction_check_interval": 200}
+    async with InProcessCluster(tmp_path / "cluster", broker_settings=settings) as running:
+        yield running
+
+
+async def visible(cluster: InProcessCluster) -> list[bytes]:
+    """The bodies a consumer of TOPIC can read, of every queue."""
+    bodies: list[bytes] = []
+    for mq, (low, high) in (await queue_offsets(cluster.namesrv_addr, TOPIC)).items():
+        async for batch in read_queue_range(
+            cluster.namesrv_addr, TOPIC, mq.broker_name, mq.queue_id, low, high
+        ):
+            bodies.extend(m.body for m in batch)
+    return sorted(bodies)
+
+
+async def visible_at_least(cluster: InProcessCluster, count: int) -> list[bytes] | None:
+    """The visible bodies once there are ``count`` of them."""
+    bodies = await visible(cluster)
+    return bodies if len(bodies) >= count else None
+
+
+class Listener:
+    """Executes by the body's verdict ("commit", "rollback", else UNKNOW) and answers the
+    n-th check of a half with ``checks_answer[n]`` (the last one after that). Records the
+    bodies it was asked about, from any thread."""
+
+    def __init__(self, *checks_answer: LocalTransactionState) -> None:
+        self.checks_answer = checks_answer or (UNKNOW,)
+        self.executed: list[tuple[bytes, Any]] = []
+        self.checked: list[bytes] = []
+        self._lock = threading.Lock()
+
+    def execute_local_transaction(self, msg: Message, arg: Any) -> LocalTransactionState:
+        with self._lock:
+            self.executed.append((msg.body, arg))
+        if msg.body.startswith(b"commit"):
+            return COMMIT
+        if msg.body.startswith(b"rollback"):
+            return ROLLBACK
+        if msg.body.startswith(b"raise"):
+            raise RuntimeError("the local transaction failed")
+        return UNKNOW
+
+    def check_local_transaction(self, msg: MessageExt) -> LocalTransactionState:
+        with self._lock:
+            self.checked.append(msg.body)
+            n = len([b for b in self.checked if b == msg.body])
+        return self.checks_answer[min(n, len(self.checks_answer)) - 1]
+
+
+class AsyncListener(Listener):
+    """The same, as ``async def`` methods run on the producer's loop."""
+
+    async def execute_local_transaction(  # type: ignore[override]
+        self, msg: Message, arg: Any
+    ) -> LocalTransactionState:
+        await asyncio.sleep(0)
+        return Listener.execute_local_transaction(self, msg, arg)
+
+    async def check_local_transaction(  # type: ignore[override]
+        self, msg: MessageExt
+    ) -> LocalTransactionState:
+        await asyncio.sleep(0)
+        return Listener.check_local_transaction(self, msg)
+
+
+async def test_commit_is_visible_and_rollback_never(cluster: InProcessCluster) -> None:
+    listener = Listener()
+    async with TransactionProducer(
+        GROUP, transaction_listener=listener, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        rolled = await producer.send_message_in_transaction(Message(TOPIC, b"rollback"), arg=1)
+        committed = await producer.send_message_in_transaction(Message(TOPIC, b"commit"), 2)
+
+        assert committed.send_result.send_status is SendStatus.SEND_OK
+        assert (committed.local_transaction_state, rolled.local_transaction_state) == (
+            COMMIT,
+            ROLLBACK,
+        )
+        assert listener.executed == [(b"rollback", 1), (b"commit", 2)]
+        assert await eventually_async(lambda: visible(cluster), 5) == [b"commit"]
+        await asyncio.sleep(1.0)  # several check rounds: nothing left to check
+        assert await visible(cluster) == [b"commit"]
+        assert listener.checked == []
+
+
+async def test_unknown_is_settled_by_the_check(cluster: InProcessCluster) -> None:
+    listener = Listener(UNKNOW, COMMIT)
+    async with TransactionProducer(
+        GROUP, transaction_listener=listener, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        sent = await producer.send_message_in_transaction(Message(TOPIC, b"later"))
+        assert sent.local_transaction_state is UNKNOW
+        assert await visible(cluster) == []
+
+        assert await eventually_async(lambda: visible(cluster), 10) == [b"later"]
+        assert listener.checked == [b"later", b"later"]
+        await asyncio.sleep(1.0)  # committed: checked no more, visible once
+        assert await visible(cluster) == [b"later"]
+        assert listener.checked == [b"later", b"later"]
+
+
+async def test_a_listener_that_raises_leaves_it_to_the_check(cluster: InProcessCluster) -> None:
+    listener = Listener(ROLLBACK)
+    async with TransactionProducer(
+        GROUP, transaction_listener=listener, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        sent = await producer.send_message_in_transaction(Message(TOPIC, b"raise"))
+        assert sent.local_transaction_state is UNKNOW
+        await eventually_async(lambda: listener.checked, 10)
+        await asyncio.sleep(1.0)  # rolled back by the check: checked once, never visible
+        assert listener.checked == [b"raise"]
+        assert await visible(cluster) == []
+
+
+async def test_async_listener(cluster: InProcessCluster) -> None:
+    listener = AsyncListener(COMMIT)
+    async with TransactionProducer(
+        GROUP, transaction_listener=listener, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        now = await producer.send_message_in_transaction(Message(TOPIC, b"commit-now"))
+        later = await producer.send_message_in_transaction(Message(TOPIC, b"unknown"))
+        assert (now.local_transaction_state, later.local_transaction_state) == (COMMIT, UNKNOW)
+        assert await eventually_async(lambda: visible_at_least(cluster, 2), 10) == [
+            b"commit-now",
+            b"unknown",
+        ]
+        assert listener.checked == [b"unknown"]
+
+
+async def test_blocking_facade(cluster: InProcessCluster) -> None:
+    # The facade blocks its caller: a thread, so this loop keeps serving the cluster.
+    listener = Listener(COMMIT)
+    states = await asyncio.to_thread(run_blocking, cluster.namesrv_addr, listener)
+    assert states == [COMMIT, UNKNOW]
+    assert listener.executed == [(b"commit-now", "arg"), (b"unknown", None)]
+    assert listener.checked[:1] == [b"unknown"]
+    assert await eventually_async(lambda: visible_at_least(cluster, 2), 10) == [
+        b"commit-now",
+        b"unknown",
+    ]
+
+
+def run_blocking(namesrv_addr: str, listener: Listener) -> list[LocalTransactionState]:
+    """Two transactions through the blocking facade, the second settled by the check."""
+    with sync.TransactionProducer(
+        GROUP, transaction_listener=listener, namesrv_addr=namesrv_addr
+    ) as producer:
+        now = producer.send_message_in_transaction(Message(TOPIC, b"commit-now"), "arg")
+        later = producer.send_message_in_transaction(Message(TOPIC, b"unknown"))
+        # Still running, the facade answers the check.
+        deadline = time.monotonic() + 10
+        while not listener.checked and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return [now.local_transaction_state, later.local_transaction_state]
