@@ -5,7 +5,6 @@ tasks and the name-server registration."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
@@ -36,7 +35,7 @@ from orbitmq.broker.transactional_message_service import TransactionalMessageSer
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.lifetime import AsyncLifetime
-from orbitmq.common.periodic import run_every
+from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.protocol import RequestCode
 from orbitmq.remoting import (
@@ -355,10 +354,7 @@ class BrokerController(AsyncLifetime):
     async def stop(self) -> None:
         await self.registration_service.stop()
         task, self._persist_task = self._persist_task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         await self.remoting_server.stop()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()

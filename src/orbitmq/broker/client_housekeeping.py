@@ -5,13 +5,12 @@ closes, fails or idles out, and drops registrations whose heartbeats stopped (Ro
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Final
 
 from orbitmq.broker.consumer_manager import ConsumerManager
 from orbitmq.broker.producer_manager import ProducerManager
-from orbitmq.common.periodic import run_every
+from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.remoting import ChannelContext, ChannelEventListener
 
 log = logging.getLogger(__name__)
@@ -60,10 +59,7 @@ class ClientHousekeeping(ChannelEventListener):
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     async def _loop(self) -> None:
         await run_every(self.scan_interval_s, self.scan_exception_channel, "scan client channels")

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
+from orbitmq.common.periodic import cancel_and_wait
 from orbitmq.protocol import TopicConfig, TopicConfigSerializeWrapper
 
 log = logging.getLogger(__name__)
@@ -113,10 +114,7 @@ class NamesrvRegistrationService:
     async def stop(self, *, unregister: bool = True) -> None:
         """Stop re-registering, unregister from every name server, close the connections."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         if unregister and self.namesrv_addresses and self._loop is not None:
             try:
                 await self.outer_api.unregister_broker_all(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from orbitmq.common.periodic import run_every
+from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.filter import SubscriptionData, TagMessageFilter
 from orbitmq.protocol import RemotingCommand
 from orbitmq.remoting import ChannelContext
@@ -92,10 +92,7 @@ class PullRequestHoldService:
         with the server, as RocketMQ's do on shutdown)."""
         task, self._task = self._task, None
         self._loop = None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         for requests in self._table.values():
             for request in requests:
                 if request.deadline is not None:

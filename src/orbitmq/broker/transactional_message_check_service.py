@@ -24,7 +24,6 @@ offset of a half put back is answered SUCCESS and ignored; the new half is asked
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Final
 
@@ -36,7 +35,7 @@ from orbitmq.common import MessageExt, MessageExtBrokerInner, message_properties
 from orbitmq.common import message_const as mc
 from orbitmq.common.clock import Clock
 from orbitmq.common.message_decoder import decode_message, encode_message
-from orbitmq.common.periodic import run_every
+from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.common.topic import RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC
 from orbitmq.protocol import RemotingCommand, RequestCode
 from orbitmq.protocol.header import CheckTransactionStateRequestHeader
@@ -83,10 +82,7 @@ class TransactionalMessageCheckService:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     async def _run(self) -> None:
         try:

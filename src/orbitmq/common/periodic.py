@@ -1,8 +1,10 @@
-"""The asyncio counterpart of the Service base: a job run on an interval by a task."""
+"""The asyncio counterpart of the Service base: a job run on an interval by a task, and the
+stop of such a task."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -28,3 +30,13 @@ async def run_every(
                 await outcome
         except Exception:
             log.exception("%s failed", description)
+
+
+async def cancel_and_wait(task: asyncio.Task[None] | None) -> None:
+    """Cancel ``task`` (None: nothing runs) and wait until it has ended, so that a stopped
+    service's job is not half way through a round when its owner goes on."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -5,13 +5,12 @@ scan that drops silent brokers."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.lifetime import AsyncLifetime
-from orbitmq.common.periodic import run_every
+from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv.broker_housekeeping_service import BrokerHousekeepingService
 from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProcessor
@@ -116,10 +115,7 @@ class NamesrvController(AsyncLifetime):
 
     async def stop(self) -> None:
         task, self._scan_task = self._scan_task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         await self.remoting_server.stop()
 
     def scan_not_active_broker(self) -> int:
