@@ -50,7 +50,7 @@ def test_picker_takes_only_the_names_asked_for() -> None:
 
 
 def test_a_name_twice_takes_the_last_value() -> None:
-    raw = "a\x011\x02a\x012\x02".encode()
+    raw = b"a\x011\x02a\x012\x02"
     assert PropertyPicker(frozenset({"a"})).pick(raw) == {"a": "2"}
 
 
