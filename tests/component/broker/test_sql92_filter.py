@@ -6,6 +6,7 @@ group's filter, and pulls deliver only the messages whose properties match."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 from orbitmq.broker import BrokerController
 from orbitmq.common import decode_messages
@@ -32,6 +33,7 @@ from tests.component.broker.conftest import (
     send_request,
     sent_header,
 )
+from tests.support import COMPAT_DIR
 
 REFUSED = "The broker does not support consumer to filter message by SQL92"
 GROUP = "cg-sql"
@@ -246,3 +248,51 @@ async def test_filter_support_retry_filters_the_retry_topic_by_the_original_topi
     # "1" matches Orders' filter; "2" is from a topic the group has no filter for.
     delivered = await pull_all(client, broker, retry_topic, 2)
     assert [m.body for m in delivered] == [b"1", b"2"]
+
+
+def java_frames(code: int) -> dict[str, object]:
+    """The first request with ``code`` the Java 4.9.8 push consumer sent to the real broker."""
+    path = COMPAT_DIR / "real-broker-4.9.8__java-4.9.8.frames.jsonl"
+    for line in path.read_text().splitlines():
+        frame = json.loads(line)
+        if frame["dir"] == "C->S" and frame["header"]["code"] == code:
+            found: dict[str, object] = frame
+            return found
+    raise AssertionError(f"no request {code} in {path}")
+
+
+async def test_a_java_push_consumers_sql92_heartbeat_and_pulls(
+    broker_factory: BrokerFactory, client: RemotingClient
+) -> None:
+    """The Java 4.9.8 push consumer's own heartbeat and pull, recorded against a real broker,
+    with the subscription turned into SQL92 as ``subscribe(topic, MessageSelector.bySql())``
+    sends it: the pull carries no subscription (sysFlag 2), so the broker's registered
+    filter decides."""
+    broker = await broker_factory(enable_property_filter=True)
+    heartbeat_frame = java_frames(RequestCode.HEART_BEAT)
+    body = json.loads(str(heartbeat_frame["body"]))
+    subscription = body["consumerDataSet"][0]["subscriptionDataSet"][0]
+    subscription.update(expressionType="SQL92", subString="a > 1")
+    topic, group = subscription["topic"], body["consumerDataSet"][0]["groupName"]
+    await send_numbered(client, broker, topic, 4)
+    heartbeat = RemotingCommand.create_request(
+        RequestCode.HEART_BEAT, body=json.dumps(body).encode()
+    )
+    assert (await send(client, broker, heartbeat)).code == ResponseCode.SUCCESS
+
+    pull_frame = java_frames(RequestCode.PULL_MESSAGE)
+    header = pull_frame["header"]
+    assert isinstance(header, dict)
+    fields = dict(header["extFields"])
+    assert fields["sysFlag"] == "2"  # suspend only: no subscription in the pull
+    fields.update(
+        queueId="0",
+        suspendTimeoutMillis="0",
+        expressionType="SQL92",
+        subVersion=str(subscription["subVersion"]),
+        consumerGroup=group,
+    )
+    pull = RemotingCommand.create_request(RequestCode.PULL_MESSAGE, fields)
+    response = await send(client, broker, pull)
+    assert response.code == ResponseCode.SUCCESS, response.remark
+    assert [m.body for m in decode_messages(response.body)] == [b"2", b"3"]
