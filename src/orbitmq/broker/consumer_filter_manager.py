@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from orbitmq.common import EXPRESSION_TYPE_SQL92
 from orbitmq.filter import (
     Sql92Expression,
-    Sql92ParseError,
     SubscriptionData,
+    SubscriptionParseError,
     is_tag_type,
     parse_sql92,
 )
@@ -43,9 +43,9 @@ def build_consumer_filter_data(
     topic: str, group: str, expression: str, expression_type: str, client_version: int
 ) -> ConsumerFilterData:
     """``ConsumerFilterManager.build``: compile an SQL92 subscription; raises
-    Sql92ParseError (SubscriptionParseError) for a bad expression or an unknown type."""
+    SubscriptionParseError (Sql92ParseError, with the position, for a bad expression)."""
     if expression_type != EXPRESSION_TYPE_SQL92:
-        raise Sql92ParseError(f"unknown expression type {expression_type!r}", 1, 1)
+        raise SubscriptionParseError(f"unknown expression type {expression_type!r}")
     return ConsumerFilterData(
         group, topic, expression, expression_type, client_version, parse_sql92(expression)
     )
@@ -77,7 +77,7 @@ class ConsumerFilterManager:
                 data = build_consumer_filter_data(
                     sub.topic, group, sub.sub_string, sub.expression_type, sub.sub_version
                 )
-            except Sql92ParseError as exc:
+            except SubscriptionParseError as exc:
                 log.error(
                     "Compile %s filter of %s@%s failed: %s",
                     sub.expression_type,
