@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -28,7 +29,9 @@ from orbitmq.client import (
 from orbitmq.common import Message, MessageExt, MessageQueue
 from orbitmq.filter import Sql92ParseError
 from orbitmq.protocol import ConsumeFromWhere, ResponseCode
-from orbitmq.testing import InProcessCluster
+from orbitmq.sync import LitePullConsumer as SyncLitePullConsumer
+from orbitmq.sync import Producer as SyncProducer
+from orbitmq.testing import InProcessCluster, ThreadedCluster
 from tests.eventually import eventually_async
 
 pytestmark = pytest.mark.timeout(90)
@@ -175,3 +178,29 @@ async def test_start_is_refused_by_a_broker_without_property_filtering(
         await consumer.start()
     assert caught.value.code == ResponseCode.SYSTEM_ERROR
     assert caught.value.remark == "The broker does not support consumer to filter message by SQL92"
+
+
+def test_the_blocking_lite_pull_consumer_takes_a_selector_and_a_message_filter(
+    tmp_path: Path,
+) -> None:
+    settings = {"enable_property_filter": True}
+    with ThreadedCluster(tmp_path / "cluster", broker_settings=settings) as cluster:
+        with SyncProducer("sql-sync-pg", namesrv_addr=cluster.namesrv_addr) as producer:
+            for i in range(TOTAL):
+                message = Message("SqlSync", b"m-%d" % i)
+                message.properties["a"] = str(i)
+                producer.send(message)
+        config = LitePullConsumerConfig(
+            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+        )
+        consumer = SyncLitePullConsumer(
+            "sql-sync-cg", namesrv_addr=cluster.namesrv_addr, config=config
+        )
+        consumer.subscribe("SqlSync", sql("a < 20"))
+        consumer.register_message_filter(lambda m: int(m.properties["a"]) % 2 == 0)
+        got: list[bytes] = []
+        with consumer:
+            deadline = time.monotonic() + 30
+            while len(got) < 10 and time.monotonic() < deadline:
+                got.extend(m.body for m in consumer.poll(timeout_s=1.0))
+    assert sorted(got) == sorted(b"m-%d" % i for i in range(0, 20, 2))
