@@ -137,14 +137,15 @@ def parse_sql92(text: str) -> Sql92Expression:
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc) from None
     try:
-        root = _TreeBuilder().transform(tree)
+        builder = _TreeBuilder()
+        root = builder.transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, Sql92ParseError):
             raise exc.orig_exc from None
         raise
     # Every alternative of the grammar is a rule, so the tree's root is always a node.
     assert isinstance(root, Node), root
-    return Sql92Expression(text, _as_boolean(root, 1, 1))
+    return Sql92Expression(text, _as_boolean(root, builder.position_of(root)))
 
 
 def _syntax_error(text: str, exc: UnexpectedInput) -> Sql92ParseError:
@@ -190,49 +191,35 @@ _TERMINAL_NAMES: Final = {
 }
 
 
-def _fail(reason: str, meta: Meta | Token) -> Sql92ParseError:
-    return Sql92ParseError(reason, getattr(meta, "line", 1) or 1, getattr(meta, "column", 1) or 1)
+#: (line, column) of where a node's text starts.
+Position = tuple[int, int]
 
 
-def _as_boolean(node: Node, line: int, column: int) -> Node:
+def _fail(reason: str, at: Position) -> Sql92ParseError:
+    return Sql92ParseError(reason, *at)
+
+
+def _token_position(token: Token) -> Position:
+    return (token.line or 1, token.column or 1)
+
+
+def _as_boolean(node: Node, at: Position) -> Node:
     """``asBooleanExpression``: a condition as is, a property cast, anything else refused."""
     if node.is_boolean:
         return node
     if isinstance(node, Property):
         return BooleanCast(node)
-    raise Sql92ParseError(f"Expression will not result in a boolean value: {node}", line, column)
+    raise _fail(f"Expression will not result in a boolean value: {node}", at)
 
 
-def _check_orderable(node: Node, meta: Meta) -> None:
+def _check_orderable(node: Node, at: Position) -> None:
     """``checkLessThanOperand``: only numbers, properties and arithmetic are ordered."""
     if isinstance(node, Constant):
         if node.type in (JavaType.INTEGER, JavaType.LONG, JavaType.DOUBLE):
             return
-        raise _fail(f"Value '{node}' cannot be compared.", meta)
+        raise _fail(f"Value '{node}' cannot be compared.", at)
     if node.is_boolean:
-        raise _fail(f"Value '{node}' cannot be compared.", meta)
-
-
-def _ordering(operator: str, left: Node, right: Node, meta: Meta) -> Comparison:
-    _check_orderable(left, meta)
-    _check_orderable(right, meta)
-    return Comparison(operator, left, right)
-
-
-def _equal(left: Node, right: Node, meta: Meta) -> Comparison:
-    """``createEqual``: NULL is never an operand of ``=``, and a TRUE / FALSE literal on the
-    left may only meet another condition literal."""
-    for side in (left, right):
-        if isinstance(side, Constant) and side.value is None:
-            raise _fail("'NULL' cannot be compared.", meta)
-    if (
-        isinstance(left, Constant)
-        and isinstance(right, Constant)
-        and left.is_boolean
-        and not right.is_boolean
-    ):
-        raise _fail(f"'{left}' cannot be compared with '{right}'", meta)
-    return Comparison("=", left, right)
+        raise _fail(f"Value '{node}' cannot be compared.", at)
 
 
 def _strings(tokens: tuple[Token, ...]) -> tuple[str, ...]:
@@ -243,122 +230,166 @@ def _unquote(token: Token) -> str:
     return str(token)[1:-1].replace("''", "'")
 
 
-@v_args(meta=True)
-class _TreeBuilder(Transformer[Token, Node]):
-    """Lark's parse tree to ``Node``s, with RocketMQ's build-time checks. One per parse."""
-
-    def or_(self, meta: Meta, children: list[Node]) -> Node:
-        left, _, right = children
-        return Logic("OR", _boolean(left, meta), _boolean(right, meta))
-
-    def and_(self, meta: Meta, children: list[Node]) -> Node:
-        left, _, right = children
-        return Logic("AND", _boolean(left, meta), _boolean(right, meta))
-
-    def eq(self, meta: Meta, children: list[Node]) -> Node:
-        return _equal(children[0], children[1], meta)
-
-    def ne(self, meta: Meta, children: list[Node]) -> Node:
-        return Not(_equal(children[0], children[1], meta))
-
-    def is_null(self, meta: Meta, children: list[Node]) -> Node:
-        return IsNull(children[0], negated=False)
-
-    def is_not_null(self, meta: Meta, children: list[Node]) -> Node:
-        return IsNull(children[0], negated=True)
-
-    def gt(self, meta: Meta, children: list[Node]) -> Node:
-        return _ordering(">", children[0], children[1], meta)
-
-    def ge(self, meta: Meta, children: list[Node]) -> Node:
-        return _ordering(">=", children[0], children[1], meta)
-
-    def lt(self, meta: Meta, children: list[Node]) -> Node:
-        return _ordering("<", children[0], children[1], meta)
-
-    def le(self, meta: Meta, children: list[Node]) -> Node:
-        return _ordering("<=", children[0], children[1], meta)
-
-    def string_test(self, meta: Meta, children: list[object]) -> Node:
-        operand, negation, operator, search = children
-        assert isinstance(operand, Node) and isinstance(search, Token)
-        return StringTest(str(operator).upper(), operand, _unquote(search), negation is not None)
-
-    def between(self, meta: Meta, children: list[Node]) -> Node:
-        value, _, low, _, high = children
-        _check_between_bounds(low, high, meta)
-        return Logic("AND", _ordering(">=", value, low, meta), _ordering("<=", value, high, meta))
-
-    def not_between(self, meta: Meta, children: list[Node]) -> Node:
-        value, _, _, low, _, high = children
-        return Logic("OR", _ordering("<", value, low, meta), _ordering(">", value, high, meta))
-
-    def in_(self, meta: Meta, children: list[object]) -> Node:
-        return _in(children, meta, negated=False)
-
-    def not_in(self, meta: Meta, children: list[object]) -> Node:
-        return _in(children, meta, negated=True)
-
-    def negate(self, meta: Meta, children: list[Node]) -> Node:
-        return Negate(_node(children[-1]))
-
-    def not_(self, meta: Meta, children: list[Node]) -> Node:
-        return Not(_boolean(_node(children[-1]), meta))
-
-    def string(self, meta: Meta, children: list[Token]) -> Node:
-        return Constant(_unquote(children[0]), JavaType.STRING)
-
-    def decimal(self, meta: Meta, children: list[Token]) -> Node:
-        return _decimal(children[0])
-
-    def floating(self, meta: Meta, children: list[Token]) -> Node:
-        return _floating(children[0])
-
-    def true(self, meta: Meta, children: list[Token]) -> Node:
-        return Constant(True, JavaType.BOOLEAN)
-
-    def false(self, meta: Meta, children: list[Token]) -> Node:
-        return Constant(False, JavaType.BOOLEAN)
-
-    def null(self, meta: Meta, children: list[Token]) -> Node:
-        return Constant(None, JavaType.NULL)
-
-    def variable(self, meta: Meta, children: list[Token]) -> Node:
-        return Property(str(children[0]))
-
-
 def _node(child: object) -> Node:
     assert isinstance(child, Node), child
     return child
 
 
-def _boolean(node: Node, meta: Meta) -> Node:
-    return _as_boolean(node, meta.line, meta.column)
+@v_args(meta=True)
+class _TreeBuilder(Transformer[Token, Node]):
+    """Lark's parse tree to ``Node``s, with RocketMQ's build-time checks; an error points at
+    the operand at fault. One per parse."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: id(node) -> where its text starts (the nodes live as long as this builder's tree).
+        self._positions: dict[int, Position] = {}
 
-def _in(children: list[object], meta: Meta, negated: bool) -> Node:
-    operand = children[0]
-    if not isinstance(operand, Property):
-        raise _fail(f"Expected a property for In expression, got: {operand}", meta)
-    return In(operand, _strings(tuple(c for c in children[1:] if isinstance(c, Token))), negated)
+    def _at(self, node: Node, meta: Meta) -> Node:
+        self._positions.setdefault(id(node), (meta.line, meta.column))
+        return node
 
+    def position_of(self, node: Node) -> Position:
+        return self._positions.get(id(node), (1, 1))
 
-def _check_between_bounds(low: Node, high: Node, meta: Meta) -> None:
-    """``createBetween``: literal bounds must not be NULL and low may not exceed high."""
-    if not (isinstance(low, Constant) and isinstance(high, Constant)):
-        return
-    if low.value is None or high.value is None:
-        raise _fail("Illegal values of between, values can not be null!", meta)
-    try:
-        order = comparator(high.type, low.type)(high.value, low.value)
-    except Sql92EvaluationError as exc:
-        raise _fail(f"Illegal values of between: {exc}", meta) from None
-    if order < 0:
-        raise _fail(
-            f"Illegal values of between, left value({low}) must less than or equal to "
-            f"right value({high})",
-            meta,
-        )
+    def _where(self, node: Node, meta: Meta) -> Position:
+        return self._positions.get(id(node), (meta.line, meta.column))
+
+    def _boolean(self, node: Node, meta: Meta) -> Node:
+        return _as_boolean(node, self._where(node, meta))
+
+    def _ordering(self, operator: str, left: Node, right: Node, meta: Meta) -> Comparison:
+        _check_orderable(left, self._where(left, meta))
+        _check_orderable(right, self._where(right, meta))
+        return Comparison(operator, left, right)
+
+    def _equal(self, left: Node, right: Node, meta: Meta) -> Comparison:
+        """``createEqual``: NULL is never an operand of ``=``, and a TRUE / FALSE literal
+        on the left may only meet another condition literal."""
+        for side in (left, right):
+            if isinstance(side, Constant) and side.value is None:
+                raise _fail("'NULL' cannot be compared.", self._where(side, meta))
+        if (
+            isinstance(left, Constant)
+            and isinstance(right, Constant)
+            and left.is_boolean
+            and not right.is_boolean
+        ):
+            raise _fail(f"'{left}' cannot be compared with '{right}'", self._where(left, meta))
+        return Comparison("=", left, right)
+
+    def _in(self, meta: Meta, children: list[object], negated: bool) -> Node:
+        operand = _node(children[0])
+        if not isinstance(operand, Property):
+            raise _fail(
+                f"Expected a property for In expression, got: {operand}",
+                self._where(operand, meta),
+            )
+        values = _strings(tuple(c for c in children[1:] if isinstance(c, Token)))
+        return self._at(In(operand, values, negated), meta)
+
+    def _check_between_bounds(self, low: Node, high: Node, meta: Meta) -> None:
+        """``createBetween``: literal bounds must not be NULL and low may not exceed high."""
+        if not (isinstance(low, Constant) and isinstance(high, Constant)):
+            return
+        at = self._where(low, meta)
+        if low.value is None or high.value is None:
+            raise _fail("Illegal values of between, values can not be null!", at)
+        try:
+            order = comparator(high.type, low.type)(high.value, low.value)
+        except Sql92EvaluationError as exc:
+            raise _fail(f"Illegal values of between: {exc}", at) from None
+        if order < 0:
+            raise _fail(
+                f"Illegal values of between, left value({low}) must less than or equal to "
+                f"right value({high})",
+                at,
+            )
+
+    def or_(self, meta: Meta, children: list[Node]) -> Node:
+        left, _, right = children
+        logic = Logic("OR", self._boolean(left, meta), self._boolean(right, meta))
+        return self._at(logic, meta)
+
+    def and_(self, meta: Meta, children: list[Node]) -> Node:
+        left, _, right = children
+        logic = Logic("AND", self._boolean(left, meta), self._boolean(right, meta))
+        return self._at(logic, meta)
+
+    def eq(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(self._equal(children[0], children[1], meta), meta)
+
+    def ne(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(Not(self._equal(children[0], children[1], meta)), meta)
+
+    def is_null(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(IsNull(children[0], negated=False), meta)
+
+    def is_not_null(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(IsNull(children[0], negated=True), meta)
+
+    def gt(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(self._ordering(">", children[0], children[1], meta), meta)
+
+    def ge(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(self._ordering(">=", children[0], children[1], meta), meta)
+
+    def lt(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(self._ordering("<", children[0], children[1], meta), meta)
+
+    def le(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(self._ordering("<=", children[0], children[1], meta), meta)
+
+    def string_test(self, meta: Meta, children: list[object]) -> Node:
+        operand, negation, operator, search = children
+        assert isinstance(operand, Node) and isinstance(search, Token)
+        test = StringTest(str(operator).upper(), operand, _unquote(search), negation is not None)
+        return self._at(test, meta)
+
+    def between(self, meta: Meta, children: list[Node]) -> Node:
+        value, _, low, _, high = children
+        self._check_between_bounds(low, high, meta)
+        at_least = self._ordering(">=", value, low, meta)
+        return self._at(Logic("AND", at_least, self._ordering("<=", value, high, meta)), meta)
+
+    def not_between(self, meta: Meta, children: list[Node]) -> Node:
+        value, _, _, low, _, high = children
+        below = self._ordering("<", value, low, meta)
+        return self._at(Logic("OR", below, self._ordering(">", value, high, meta)), meta)
+
+    def in_(self, meta: Meta, children: list[object]) -> Node:
+        return self._in(meta, children, negated=False)
+
+    def not_in(self, meta: Meta, children: list[object]) -> Node:
+        return self._in(meta, children, negated=True)
+
+    def negate(self, meta: Meta, children: list[Node]) -> Node:
+        return self._at(Negate(_node(children[-1])), meta)
+
+    def not_(self, meta: Meta, children: list[Node]) -> Node:
+        operand = _node(children[-1])
+        return self._at(Not(self._boolean(operand, meta)), meta)
+
+    def string(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(Constant(_unquote(children[0]), JavaType.STRING), meta)
+
+    def decimal(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(_decimal(children[0]), meta)
+
+    def floating(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(_floating(children[0]), meta)
+
+    def true(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(Constant(True, JavaType.BOOLEAN), meta)
+
+    def false(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(Constant(False, JavaType.BOOLEAN), meta)
+
+    def null(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(Constant(None, JavaType.NULL), meta)
+
+    def variable(self, meta: Meta, children: list[Token]) -> Node:
+        return self._at(Property(str(children[0])), meta)
 
 
 def _decimal(token: Token) -> Node:
@@ -366,7 +397,7 @@ def _decimal(token: Token) -> Node:
     digits = str(token).rstrip("lL")
     value = int(digits)
     if value > LONG_MAX:
-        raise _fail(f'For input string: "{digits}" (beyond Long\'s range)', token)
+        raise _fail(f'For input string: "{digits}" (beyond Long\'s range)', _token_position(token))
     return Constant(value, type_of_constant(value))
 
 
@@ -375,7 +406,7 @@ def _floating(token: Token) -> Node:
     Double.MIN_VALUE (so 0.0 is refused, as RocketMQ refuses it)."""
     value = float(str(token))
     if math.isinf(value):
-        raise _fail(f"{token} is greater than 1.7976931348623157E308", token)
+        raise _fail(f"{token} is greater than 1.7976931348623157E308", _token_position(token))
     if value < _DOUBLE_MIN_VALUE:
-        raise _fail(f"{token} is less than 4.9E-324", token)
+        raise _fail(f"{token} is less than 4.9E-324", _token_position(token))
     return Constant(value, JavaType.DOUBLE)

@@ -140,7 +140,7 @@ async def test_check_client_config_compiles_the_expression(
     assert bad.remark.endswith("at line 1, column 10")
     refused = await send(client, broker, check("a > 'x'"))
     assert refused.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED
-    assert refused.remark == "Value ''x'' cannot be compared. at line 1, column 1"
+    assert refused.remark == "Value ''x'' cannot be compared. at line 1, column 5"
     unknown = await send(client, broker, check("a", "CLASS"))
     assert unknown.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED
 
