@@ -115,6 +115,10 @@ async def test_push_consumer_gets_only_matching_messages(sql_cluster: InProcessC
     )
     assert sorted(bodies) == sorted(expected(lambda i, r: i >= 30 and r == "eu"))
     assert len(bodies) == len(set(bodies))
+    # The consumer's heartbeat carried the subscription as SQL92: the broker compiled it.
+    registered = sql_cluster.brokers[0].consumer_filter_manager.get("SqlPush", "sql-push-cg")
+    assert registered is not None
+    assert registered.expression == "a >= 30 AND region = 'eu'"
 
 
 async def test_message_filter_hook_drops_what_it_refuses(sql_cluster: InProcessCluster) -> None:

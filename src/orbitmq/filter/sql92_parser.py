@@ -8,7 +8,9 @@ OR; AND; ``=``, ``<>``, IS [NOT] NULL; ``> >= < <=``, [NOT] BETWEEN, [NOT] IN,
 [NOT] CONTAINS / STARTSWITH / ENDSWITH; unary ``+``, ``-`` and NOT (so ``NOT a = 1`` is
 ``(NOT a) = 1``, as in RocketMQ). Keywords are case-insensitive; property names are not.
 
-The Lark parser is built once at import and is thread-safe; every call makes its own tree.
+The Lark parser is built once at import; each call gets its own parse state, tree and tree
+builder, and the compiled result is immutable, so ``parse_sql92`` may be called from any
+thread (the LRU cache in front of it is thread-safe).
 """
 
 from __future__ import annotations
