@@ -118,7 +118,9 @@ def guide_runs(tmp_path_factory: pytest.TempPathFactory) -> list[list[Run]]:
         script = root / f"example_{number}.py"
         script.write_text(example.program)
         scripts.append(script)
-    with ThreadedCluster(root / "cluster") as cluster:
+    # The SQL92 filters section needs a broker that filters by properties.
+    settings = {"enable_property_filter": True}
+    with ThreadedCluster(root / "cluster", broker_settings=settings) as cluster:
         env = {**os.environ, "NAMESRV_ADDR": cluster.namesrv_addr}
         rounds = [run_round(scripts, env) for _ in range(ROUNDS)]
     return [list(runs) for runs in zip(*rounds, strict=True)]

@@ -63,7 +63,11 @@ class BrokerConfig:
     transaction_check_max: int = 15
     transaction_check_interval: int = 60_000
     reject_transaction_message: bool = False
+    #: SQL92 subscriptions are served (docs/design/filters.md); off, they are refused.
     enable_property_filter: bool = False
+    #: A group's retry topic is filtered by the group's SQL92 filters of the original
+    #: topics (RocketMQ's ExpressionForRetryMessageFilter).
+    filter_support_retry: bool = False
     slave_read_enable: bool = False
     broker_fast_failure_enable: bool = True
     wait_time_mills_in_send_queue: int = 200

@@ -13,6 +13,7 @@ from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
 from orbitmq.broker.client_manage_processor import ClientManageProcessor
+from orbitmq.broker.consumer_filter_manager import ConsumerFilterManager
 from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
@@ -170,12 +171,15 @@ class BrokerController(AsyncLifetime):
             self.store_config,
             self.message_store,
         )
+        # The SQL92 filters consumers' heartbeats declare, read by their pulls.
+        self.consumer_filter_manager = ConsumerFilterManager()
         self.client_manage_processor = ClientManageProcessor(
             broker_config,
             self.topic_config_manager,
             self.subscription_group_manager,
             self.consumer_manager,
             self.producer_manager,
+            self.consumer_filter_manager,
         )
         self.consumer_manage_processor = ConsumerManageProcessor(
             self.consumer_manager, self.consumer_offset_manager, store
@@ -199,6 +203,7 @@ class BrokerController(AsyncLifetime):
             self.subscription_group_manager,
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
+            self.consumer_filter_manager,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(

@@ -9,6 +9,10 @@ import logging
 from typing import Any, Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.consumer_filter_manager import (
+    ConsumerFilterManager,
+    build_consumer_filter_data,
+)
 from orbitmq.broker.consumer_manager import (
     ClientChannelInfo,
     ConsumerManager,
@@ -19,7 +23,7 @@ from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.topic import retry_topic
-from orbitmq.filter import is_tag_type
+from orbitmq.filter import SubscriptionParseError, is_tag_type
 from orbitmq.protocol import (
     ConsumerData,
     HeartbeatData,
@@ -52,6 +56,7 @@ class ClientManageProcessor(CodeDispatchingProcessor):
         subscription_group_manager: SubscriptionGroupManager,
         consumer_manager: ConsumerManager,
         producer_manager: ProducerManager,
+        consumer_filter_manager: ConsumerFilterManager | None = None,
     ) -> None:
         super().__init__(
             {
@@ -65,6 +70,7 @@ class ClientManageProcessor(CodeDispatchingProcessor):
         self.subscription_group_manager = subscription_group_manager
         self.consumer_manager = consumer_manager
         self.producer_manager = producer_manager
+        self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
 
     async def heart_beat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         heartbeat = HeartbeatData.from_json(request.body)
@@ -74,15 +80,19 @@ class ClientManageProcessor(CodeDispatchingProcessor):
             if group_config is not None:
                 notify_enable = group_config.notify_consumer_ids_changed_enable
                 await self._create_retry_topic(data, group_config)
+            subscriptions = [subscription_from_heartbeat(s) for s in data.subscription_data_set]
             changed = self.consumer_manager.register_consumer(
                 data.group_name,
                 _channel_info(ctx, request, heartbeat.client_id),
                 data.consume_type,
                 data.message_model,
                 data.consume_from_where,
-                [subscription_from_heartbeat(s) for s in data.subscription_data_set],
+                subscriptions,
                 notify_enable,
             )
+            # RocketMQ registers the group's SQL92 filters on every heartbeat, whether or
+            # not enablePropertyFilter is on (pulls are refused then, not heartbeats).
+            self.consumer_filter_manager.register(data.group_name, subscriptions)
             if changed:
                 log.info(
                     "registerConsumer info changed %s %s %s",
@@ -144,13 +154,32 @@ class ClientManageProcessor(CodeDispatchingProcessor):
         expression_type = subscription.get("expressionType")
         if not isinstance(expression_type, str) or is_tag_type(expression_type):
             return RemotingCommand.create_success(request)
-        # With enablePropertyFilter RocketMQ compiles the expression here; the SQL92 filter
-        # is not in the broker yet, so every non-TAG expression is refused either way.
-        return RemotingCommand.create_response(
-            request,
-            ResponseCode.SYSTEM_ERROR,
-            f"The broker does not support consumer to filter message by {expression_type}",
-        )
+        if not self.broker_config.enable_property_filter:
+            return RemotingCommand.create_response(
+                request,
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {expression_type}",
+            )
+        expression = subscription.get("subString")
+        try:
+            build_consumer_filter_data(
+                str(subscription.get("topic", "")),
+                "",
+                expression if isinstance(expression, str) else "",
+                expression_type,
+                0,
+            )
+        except SubscriptionParseError as exc:
+            log.warning(
+                "Client %s filter message, but failed to compile expression! sub=%s, error=%s",
+                ctx.remote_address,
+                subscription,
+                exc,
+            )
+            return RemotingCommand.create_response(
+                request, ResponseCode.SUBSCRIPTION_PARSE_FAILED, str(exc)
+            )
+        return RemotingCommand.create_success(request)
 
 
 def _channel_info(

@@ -22,7 +22,6 @@ INERT_BROKER_KEYS: frozenset[str] = frozenset(
     {
         "aclEnable",
         "brokerFastFailureEnable",
-        "enablePropertyFilter",
         "waitTimeMillsInPullQueue",
         "waitTimeMillsInSendQueue",
     }

@@ -11,6 +11,11 @@ from collections.abc import Callable
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.consumer_filter_manager import (
+    ConsumerFilterData,
+    ConsumerFilterManager,
+    build_consumer_filter_data,
+)
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
@@ -20,10 +25,13 @@ from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properti
 from orbitmq.common import message_const as mc
 from orbitmq.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from orbitmq.filter import (
+    RetrySql92MessageFilter,
+    Sql92MessageFilter,
     SubscriptionData,
     SubscriptionParseError,
     TagMessageFilter,
     build_subscription,
+    is_retry_topic,
     is_tag_type,
 )
 from orbitmq.protocol import (
@@ -46,6 +54,7 @@ from orbitmq.store import (
     BrokerRole,
     GetMessageResult,
     GetMessageStatus,
+    MessageFilter,
     MessageStore,
     MessageStoreConfig,
     PutMessageStatus,
@@ -102,8 +111,10 @@ class PullMessageProcessor:
         subscription_group_manager: SubscriptionGroupManager,
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
+        consumer_filter_manager: ConsumerFilterManager | None = None,
     ) -> None:
         self.broker_config = broker_config
+        self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
         self.store_config = store_config
         self.store = store
         self.topic_config_manager = topic_config_manager
@@ -189,8 +200,8 @@ class PullMessageProcessor:
         checked = await self._check(ctx, header, response)
         if checked is None:
             return response
-        group_config, subscription = checked
-        message_filter = TagMessageFilter(subscription)
+        group_config, subscription, filter_data = checked
+        message_filter = self._message_filter(header, subscription, filter_data)
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
@@ -222,7 +233,7 @@ class PullMessageProcessor:
 
     async def _check(
         self, ctx: ChannelContext, header: PullMessageRequestHeader, response: RemotingCommand
-    ) -> tuple[SubscriptionGroupConfig, SubscriptionData] | None:
+    ) -> tuple[SubscriptionGroupConfig, SubscriptionData, ConsumerFilterData | None] | None:
         """Permissions, group, topic, queue id and subscription, as RocketMQ checks them
         before reading; None with ``response`` filled when the pull is refused."""
         if not is_readable(self.broker_config.broker_permission):
@@ -270,19 +281,59 @@ class PullMessageProcessor:
                 f"consumer:[{ctx.remote_address}]",
             )
             return None
-        subscription = self._subscription(header, response)
-        if subscription is None:
+        found = self._subscription(header, response)
+        if found is None:
             return None
-        return group_config, subscription
+        if (
+            not is_tag_type(found[0].expression_type)
+            and not self.broker_config.enable_property_filter
+        ):
+            response.set_code_and_remark(
+                ResponseCode.SYSTEM_ERROR,
+                "The broker does not support consumer to filter message by "
+                f"{found[0].expression_type}",
+            )
+            return None
+        return group_config, *found
+
+    def _message_filter(
+        self,
+        header: PullMessageRequestHeader,
+        subscription: SubscriptionData,
+        filter_data: ConsumerFilterData | None,
+    ) -> MessageFilter:
+        """RocketMQ's choice: with filterSupportRetry a group's retry topic is filtered by
+        the group's SQL92 filters of the original topics; an SQL92 subscription by its
+        compiled expression; anything else by tags."""
+        if self.broker_config.filter_support_retry and is_retry_topic(header.topic):
+            return RetrySql92MessageFilter(
+                header.topic,
+                self.consumer_filter_manager.get_expression,
+                TagMessageFilter(subscription),
+            )
+        if filter_data is not None:
+            return Sql92MessageFilter(filter_data.compiled)
+        return TagMessageFilter(subscription)
 
     def _subscription(
         self, header: PullMessageRequestHeader, response: RemotingCommand
-    ) -> SubscriptionData | None:
+    ) -> tuple[SubscriptionData, ConsumerFilterData | None] | None:
+        """The pull's subscription (from the request, else from the heartbeats) and, for
+        SQL92, its compiled filter; None with ``response`` filled when refused."""
         if has_subscription_flag(header.sys_flag):
             try:
                 subscription = build_subscription(
                     header.topic, header.subscription, header.expression_type, header.sub_version
                 )
+                filter_data = None
+                if not is_tag_type(subscription.expression_type):
+                    filter_data = build_consumer_filter_data(
+                        header.topic,
+                        header.consumer_group,
+                        subscription.sub_string,
+                        subscription.expression_type,
+                        header.sub_version,
+                    )
             except SubscriptionParseError:
                 log.warning(
                     "Parse the consumer's subscription[%s] failed, group: %s",
@@ -315,15 +366,40 @@ class PullMessageProcessor:
                 )
                 return None
             subscription = found
-        if not is_tag_type(subscription.expression_type):
-            # SQL92 filtering comes with the filter package; until then it is refused.
+            filter_data = None
+            if not is_tag_type(subscription.expression_type):
+                filter_data = self._registered_filter(header, response)
+                if filter_data is None:
+                    return None
+        return subscription, filter_data
+
+    def _registered_filter(
+        self, header: PullMessageRequestHeader, response: RemotingCommand
+    ) -> ConsumerFilterData | None:
+        """The filter the group's heartbeats registered for the topic, when it exists and
+        is as new as the pull's subscription version."""
+        data = self.consumer_filter_manager.get(header.topic, header.consumer_group)
+        if data is None:
             response.set_code_and_remark(
-                ResponseCode.SYSTEM_ERROR,
-                "The broker does not support consumer to filter message by "
-                f"{subscription.expression_type}",
+                ResponseCode.FILTER_DATA_NOT_EXIST,
+                "The broker's consumer filter data is not exist!Your expression may be wrong!",
             )
             return None
-        return subscription
+        if data.client_version < header.sub_version:
+            log.warning(
+                "The broker's consumer filter data is not latest, group: %s, topic: %s, "
+                "serverV: %d, clientV: %d",
+                header.consumer_group,
+                header.topic,
+                data.client_version,
+                header.sub_version,
+            )
+            response.set_code_and_remark(
+                ResponseCode.FILTER_DATA_NOT_LATEST,
+                "the consumer's consumer filter data not latest",
+            )
+            return None
+        return data
 
     def _fill(
         self,
@@ -360,7 +436,7 @@ class PullMessageProcessor:
         request: RemotingCommand,
         header: PullMessageRequestHeader,
         subscription: SubscriptionData,
-        message_filter: TagMessageFilter,
+        message_filter: MessageFilter,
     ) -> None:
         polling_ms = header.suspend_timeout_millis
         if not self.broker_config.long_polling_enable:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from orbitmq.common.periodic import cancel_and_wait, run_every
-from orbitmq.filter import SubscriptionData, TagMessageFilter
+from orbitmq.filter import SubscriptionData
 from orbitmq.protocol import RemotingCommand
 from orbitmq.remoting import ChannelContext
-from orbitmq.store import MessageStore
+from orbitmq.store import MessageFilter, MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class PullRequest:
     suspend_timestamp_s: float
     pull_from_this_offset: int
     subscription: SubscriptionData | None
-    message_filter: TagMessageFilter
+    message_filter: MessageFilter
     deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
 
     @property

@@ -19,7 +19,11 @@ from orbitmq.client.allocate_strategy import (
 )
 from orbitmq.client.backoff import Backoff
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
-from orbitmq.client.consume_message_hook import ConsumeMessageContext, ConsumeMessageHook
+from orbitmq.client.consume_message_hook import (
+    ConsumeMessageContext,
+    ConsumeMessageHook,
+    MessageFilterHook,
+)
 from orbitmq.client.consumer_config import (
     ConsumeContext,
     ConsumeResult,
@@ -43,6 +47,7 @@ from orbitmq.client.latency_fault import (
     MQFaultStrategy,
 )
 from orbitmq.client.lite_pull_consumer import LitePullConsumer, LitePullConsumerConfig
+from orbitmq.client.message_selector import MessageSelector, sql, tag
 from orbitmq.client.mq_client_api import MQClientAPI, OffsetNotFoundError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.offset_store import (
@@ -110,7 +115,9 @@ __all__ = [
     "MQClientInstance",
     "MQFaultStrategy",
     "MachineRoomResolver",
+    "MessageFilterHook",
     "MessageQueueSelector",
+    "MessageSelector",
     "NoRouteError",
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
@@ -151,4 +158,6 @@ __all__ = [
     "queue_offsets",
     "read_queue_range",
     "select_by_hash",
+    "sql",
+    "tag",
 ]

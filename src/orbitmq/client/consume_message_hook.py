@@ -1,8 +1,9 @@
-"""Consume hooks (RocketMQ's ConsumeMessageHook): what they are called with, and when."""
+"""Consume hooks (RocketMQ's ConsumeMessageHook): what they are called with, and when; and
+the consumer's own message filter (R38), for what a tag or SQL92 expression cannot say."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,3 +27,9 @@ class ConsumeMessageHook(Protocol):
     def consume_message_before(self, context: ConsumeMessageContext) -> None: ...
 
     def consume_message_after(self, context: ConsumeMessageContext) -> None: ...
+
+
+#: A consumer's own filter (R38): called with each pulled message before any listener or
+#: poll sees it; False drops the message (it counts as consumed, like a message the broker's
+#: filter skipped). Runs on the consumer's event loop: keep it quick and non-blocking.
+MessageFilterHook = Callable[[MessageExt], bool]

@@ -24,6 +24,7 @@ from orbitmq.client.broker_offsets import offset_store_for
 from orbitmq.client.consume_service import restore_retry_topic
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQBrokerError, MQClientError
+from orbitmq.client.message_selector import MessageSelector
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, subscribe_queues_of
 from orbitmq.client.offset_store import (
     OFFSET_READ_FAILED,
@@ -129,9 +130,10 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
 
     # -- configuration --------------------------------------------------------------------
 
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
+    def subscribe(self, topic: str, expression: str | MessageSelector = SUB_ALL) -> None:
         """Take a share of ``topic``'s queues through the group's rebalance; only messages
-        whose tag matches ``expression`` are returned."""
+        whose tag matches ``expression``, or that a selector takes (``sql("a > 5")``), are
+        returned."""
         if self._assigned is not None:
             raise MQClientError("subscribe and assign cannot be mixed on one consumer")
         self.rebalance.subscribe(topic, expression)
@@ -179,6 +181,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         if subscribing:
             try:
                 await self.rebalance.fetch_routes()  # a dead or wrong name server raises
+                await self._check_client_in_broker()  # a broker refusing SQL92 raises
             except BaseException:
                 await self.shutdown()
                 raise
@@ -268,7 +271,11 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                 addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
                 state.pq.last_pull_timestamp = self._clock.now_ms()
                 result = await self.instance.api.pull_message(
-                    addr, header, subscription, config.consumer_timeout_when_suspend_s
+                    addr,
+                    header,
+                    subscription,
+                    config.consumer_timeout_when_suspend_s,
+                    message_filter=self.message_filter,
                 )
             except asyncio.CancelledError:
                 raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 import zlib
 from typing import Final
 
+from orbitmq.client.consume_message_hook import MessageFilterHook
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from orbitmq.client.pull_result import PullResult, PullStatus
 from orbitmq.client.send_result import SendResult, SendStatus
@@ -23,6 +24,7 @@ from orbitmq.common import sys_flag as sf
 from orbitmq.common.message import add_properties
 from orbitmq.filter import SubscriptionData
 from orbitmq.protocol import (
+    CheckClientRequestBody,
     GetConsumerListByGroupResponseBody,
     HeartbeatData,
     LockBatchRequestBody,
@@ -34,6 +36,7 @@ from orbitmq.protocol import (
     TopicRouteData,
     UnlockBatchRequestBody,
 )
+from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
 from orbitmq.protocol.header import (
     ConsumerSendMsgBackRequestHeader,
     CreateTopicRequestHeader,
@@ -181,12 +184,14 @@ class MQClientAPI:
         timeout_s: float,
         *,
         annotate: bool = True,
+        message_filter: MessageFilterHook | None = None,
     ) -> PullResult:
         """PULL_MESSAGE (11). Found messages are decoded, decompressed and checked against the
         subscription's tag strings (the broker compares hash codes only). With ``annotate``
         they also get the queue's MIN_OFFSET / MAX_OFFSET properties, as RocketMQ's
         processPullResult does; a stateless range read leaves them out, so that a message
-        reads the same whenever it is read."""
+        reads the same whenever it is read. ``message_filter`` (the consumer's own filter,
+        R38) drops the messages it answers False for, as the tag re-check does."""
         response = await self._call(
             addr, RequestCode.PULL_MESSAGE, header.to_ext_fields(), b"", timeout_s
         )
@@ -195,6 +200,8 @@ class MQClientAPI:
             messages = decode_client_messages(response.body)
             if subscription is not None and not takes_every_tag(subscription):
                 messages = [m for m in messages if tags_match(subscription, m.tags)]
+            if message_filter is not None:
+                messages = [m for m in messages if message_filter(m)]
             if annotate:
                 add_properties(
                     messages,
@@ -211,6 +218,33 @@ class MQClientAPI:
     async def send_heartbeat(self, addr: str, heartbeat: HeartbeatData, timeout_s: float) -> None:
         """HEART_BEAT (34)."""
         await self._ok(addr, RequestCode.HEART_BEAT, body=heartbeat.to_json(), timeout_s=timeout_s)
+
+    async def check_client_config(
+        self,
+        addr: str,
+        client_id: str,
+        group: str,
+        subscription: SubscriptionData,
+        timeout_s: float,
+    ) -> None:
+        """CHECK_CLIENT_CONFIG (46): MQBrokerError with the broker's code and remark when it
+        does not take the subscription (SYSTEM_ERROR without enablePropertyFilter,
+        SUBSCRIPTION_PARSE_FAILED with the parser's message for a bad expression)."""
+        body = CheckClientRequestBody(
+            client_id=client_id,
+            group=group,
+            subscription_data=SubscriptionDataBody(
+                topic=subscription.topic,
+                sub_string=subscription.sub_string,
+                tags_set=set(subscription.tags_set),
+                code_set=set(subscription.code_set),
+                sub_version=subscription.sub_version,
+                expression_type=subscription.expression_type,
+            ),
+        )
+        await self._ok(
+            addr, RequestCode.CHECK_CLIENT_CONFIG, body=body.to_json(), timeout_s=timeout_s
+        )
 
     async def unregister_client(
         self,

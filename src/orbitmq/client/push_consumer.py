@@ -28,6 +28,7 @@ from orbitmq.client.consume_service import (
 )
 from orbitmq.client.consumer_config import Listener, PushConsumerConfig
 from orbitmq.client.errors import MQClientError
+from orbitmq.client.message_selector import MessageSelector
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.offset_store import (
     ReadOffsetType,
@@ -92,9 +93,9 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
 
     # -- configuration --------------------------------------------------------------------
 
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
+    def subscribe(self, topic: str, expression: str | MessageSelector = SUB_ALL) -> None:
         """Consume ``topic``'s messages whose tag matches ``expression`` ("TagA || TagB",
-        or "*" for all)."""
+        or "*" for all), or that a selector takes (``sql("a > 5")``)."""
         self.rebalance.subscribe(topic, expression)
 
     def register_listener(self, listener: Listener, *, orderly: bool = False) -> None:
@@ -131,6 +132,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         try:
             await self.instance.start()
             await self.rebalance.fetch_routes()  # a dead or wrong name server raises
+            await self._check_client_in_broker()  # a broker refusing SQL92 raises
         except BaseException:
             await self._undo_start()
             raise
@@ -293,7 +295,11 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             try:
                 addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
                 result = await api.pull_message(
-                    addr, header, subscription, config.broker_suspend_max_time_s + 15
+                    addr,
+                    header,
+                    subscription,
+                    config.broker_suspend_max_time_s + 15,
+                    message_filter=self.message_filter,
                 )
             except asyncio.CancelledError:
                 raise

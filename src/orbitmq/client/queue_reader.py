@@ -23,6 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final
 
 from orbitmq.client.errors import MQClientError
+from orbitmq.client.message_selector import MessageSelector, selector_of
 from orbitmq.client.mq_client_instance import (
     ClientConfig,
     MQClientInstance,
@@ -31,7 +32,7 @@ from orbitmq.client.mq_client_instance import (
 )
 from orbitmq.client.pull_result import PullResult, PullStatus
 from orbitmq.common import SUB_ALL, TOOLS_CONSUMER_GROUP, MessageExt, MessageQueue
-from orbitmq.filter import SubscriptionData, build_subscription_data
+from orbitmq.filter import SubscriptionData
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION
 
@@ -126,11 +127,12 @@ class QueueReader:
         start_offset: int,
         end_offset: int,
         *,
-        subscription: str = SUB_ALL,
+        subscription: str | MessageSelector = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> AsyncGenerator[list[MessageExt], None]:
         """Messages of ``mq`` with offsets in ``[start_offset, end_offset)`` whose tag matches
-        ``subscription``, as non-empty batches in offset order. Raises
+        ``subscription`` (or that a selector such as ``sql("a > 5")`` takes), as non-empty
+        batches in offset order. Raises
         :class:`OffsetOutOfRangeError` when the queue no longer (or does not yet) hold an
         offset the range needs."""
         async for result, offset in self._pulls(
@@ -151,12 +153,12 @@ class QueueReader:
         mq: MessageQueue,
         start_offset: int,
         end_offset: int,
-        subscription: str,
+        subscription: str | MessageSelector,
         batch_size: int,
     ) -> AsyncGenerator[tuple[PullResult, int], None]:
         """Pull after pull over the range: each answer with the offset it was pulled at."""
         check_range(start_offset, end_offset, batch_size)
-        sub = build_subscription_data(mq.topic, subscription, int(time.time() * 1000))
+        sub = selector_of(subscription).subscription(mq.topic, int(time.time() * 1000))
         offset = start_offset
         while offset < end_offset:
             header = range_pull_header(
@@ -222,7 +224,7 @@ async def read_queue_range(
     start_offset: int,
     end_offset: int,
     *,
-    subscription: str = SUB_ALL,
+    subscription: str | MessageSelector = SUB_ALL,
     batch_size: int = DEFAULT_BATCH_SIZE,
     client: QueueReader | None = None,
 ) -> AsyncIterator[list[MessageExt]]:

@@ -11,11 +11,12 @@ from typing import Final
 
 from orbitmq.client.allocate_strategy import AllocateMessageQueueStrategy
 from orbitmq.client.errors import NoRouteError
+from orbitmq.client.message_selector import MessageSelector, selector_of
 from orbitmq.client.mq_client_instance import MQClientInstance
 from orbitmq.client.offset_store import OffsetStore, ReadOffsetType
 from orbitmq.common import SUB_ALL, Clock, MessageQueue
 from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX
-from orbitmq.filter import SubscriptionData, build_subscription_data
+from orbitmq.filter import SubscriptionData
 from orbitmq.protocol import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
 from orbitmq.protocol import SubscriptionData as SubscriptionDataBody
 
@@ -57,8 +58,9 @@ class Rebalance:
         self._owned = owned
         self._wakeup = asyncio.Event()
 
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
-        self.subscriptions[topic] = build_subscription_data(topic, expression, self._clock.now_ms())
+    def subscribe(self, topic: str, expression: str | MessageSelector = SUB_ALL) -> None:
+        selector = selector_of(expression)
+        self.subscriptions[topic] = selector.subscription(topic, self._clock.now_ms())
         self._wakeup.set()
 
     def unsubscribe(self, topic: str) -> None:

@@ -9,14 +9,15 @@ from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import ClassVar, Generic, TypeVar
 
+from orbitmq.client.consume_message_hook import MessageFilterHook
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.offset_store import OffsetStore
 from orbitmq.client.rebalance import Rebalance, start_offset
 from orbitmq.common import AsyncLifetime, Clock, MessageQueue
-from orbitmq.filter import SubscriptionData
-from orbitmq.protocol import ConsumerData, ConsumeType
+from orbitmq.filter import SubscriptionData, is_tag_type
+from orbitmq.protocol import MASTER_ID, ConsumerData, ConsumeType
 
 _ConfigT = TypeVar("_ConfigT", bound=ConsumerConfig)
 
@@ -60,6 +61,8 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
             clock,
         )
         self.offset_store: OffsetStore
+        #: The consumer's own filter (R38), applied to every pulled message.
+        self.message_filter: MessageFilterHook | None = None
 
     @abstractmethod
     async def shutdown(self) -> None: ...
@@ -74,6 +77,31 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
 
     def unsubscribe(self, topic: str) -> None:
         self.rebalance.unsubscribe(topic)
+
+    def register_message_filter(self, message_filter: MessageFilterHook | None) -> None:
+        """``message_filter(message) -> bool`` sees each pulled message before the
+        application does; False drops it (R38: for what a tag or SQL92 expression cannot
+        say). It runs on the consumer's event loop, so it must not block. None removes it."""
+        self.message_filter = message_filter
+
+    async def _check_client_in_broker(self) -> None:
+        """CHECK_CLIENT_CONFIG of every non-TAG subscription with every known master, as
+        RocketMQ's consumers do at start: a broker that refuses it (SQL92 not enabled, an
+        expression it cannot compile) raises MQBrokerError with its code and remark."""
+        instance = self.instance
+        for subscription in self.subscriptions.values():
+            if is_tag_type(subscription.expression_type):
+                continue
+            for addrs in list(instance.broker_addrs.values()):
+                addr = addrs.get(MASTER_ID)
+                if addr is not None:
+                    await instance.api.check_client_config(
+                        addr,
+                        instance.client_id,
+                        self.group,
+                        subscription,
+                        instance.config.mq_client_api_timeout_s,
+                    )
 
     @property
     def subscriptions(self) -> dict[str, SubscriptionData]:

@@ -201,6 +201,7 @@ class RebalancingConsumerFacade(GroupFacade[R, K]):
     ``RebalancingConsumer`` base offers. Subclasses add their consumer's own methods."""
 
     unsubscribe = applied(RebalancingConsumer.unsubscribe)
+    register_message_filter = applied(RebalancingConsumer.register_message_filter)
     subscribed_topics = applied(RebalancingConsumer.subscribed_topics)
     rebalance_now = applied(RebalancingConsumer.rebalance_now)
 

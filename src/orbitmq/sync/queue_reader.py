@@ -6,7 +6,7 @@ import concurrent.futures
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import TypeVar
 
-from orbitmq.client import ClientConfig
+from orbitmq.client import ClientConfig, MessageSelector
 from orbitmq.client import QueueReader as AsyncQueueReader
 from orbitmq.client.blocking_range_reader import BlockingRangeReader
 from orbitmq.client.queue_reader import DEFAULT_BATCH_SIZE
@@ -56,7 +56,7 @@ class QueueReader(Facade[AsyncQueueReader]):
         start_offset: int,
         end_offset: int,
         *,
-        subscription: str = SUB_ALL,
+        subscription: str | MessageSelector = SUB_ALL,
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> Iterator[list[MessageExt]]:
         """The batches of ``QueueReader.read``. The next pull is already on its way while the

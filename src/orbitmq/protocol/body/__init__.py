@@ -13,6 +13,7 @@ from orbitmq.protocol.body.cluster import (
 )
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
+    CheckClientRequestBody,
     ConsumeFromWhere,
     ConsumerData,
     ConsumeType,
@@ -52,6 +53,7 @@ __all__ = [
     "Body",
     "BodyError",
     "BrokerData",
+    "CheckClientRequestBody",
     "ClusterInfo",
     "ConsumeFromWhere",
     "ConsumeStats",

@@ -1,5 +1,6 @@
-"""What clients tell the broker in HEART_BEAT (34) and what GET_CONSUMER_LIST_BY_GROUP (38)
-answers: ``HeartbeatData`` with its producer, consumer and subscription data."""
+"""What clients tell the broker in HEART_BEAT (34) and CHECK_CLIENT_CONFIG (46), and what
+GET_CONSUMER_LIST_BY_GROUP (38) answers: ``HeartbeatData`` with its producer, consumer and
+subscription data."""
 
 from __future__ import annotations
 
@@ -88,6 +89,16 @@ class HeartbeatData(Body):
     client_id: str = field(default="", metadata=json_name("clientID"))
     producer_data_set: list[ProducerData] = field(default_factory=list)
     consumer_data_set: list[ConsumerData] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CheckClientRequestBody(Body):
+    """CHECK_CLIENT_CONFIG (46)'s body: a consumer asks whether a broker takes one of its
+    subscriptions (an SQL92 expression compiles) before it starts consuming."""
+
+    client_id: str = ""
+    group: str = ""
+    subscription_data: SubscriptionData | None = None
 
 
 @dataclass(slots=True)
