@@ -9,6 +9,7 @@ from typing import Any
 
 from orbitmq.broker import BrokerConfig, BrokerController
 from orbitmq.common import AsyncLifetime
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.namesrv import NamesrvConfig, NamesrvController
 from orbitmq.store import MessageStoreConfig
 
@@ -18,7 +19,9 @@ class InProcessCluster(AsyncLifetime):
     with its own store under ``root``; everything listens on 127.0.0.1, any free port.
 
     ``broker_settings`` and ``store_settings`` set BrokerConfig and MessageStoreConfig
-    attributes of every broker (e.g. ``flush_disk_type``). Stores default to 16 MiB commit log
+    attributes of every broker (e.g. ``flush_disk_type``); ``fs`` is the file system every
+    broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it). Stores
+    default to 16 MiB commit log
     files and 4 MB index files so tests stay light on disk."""
 
     def __init__(
@@ -28,11 +31,13 @@ class InProcessCluster(AsyncLifetime):
         brokers: int = 1,
         broker_settings: dict[str, Any] | None = None,
         store_settings: dict[str, Any] | None = None,
+        fs: FileSystem = OS_FILE_SYSTEM,
     ) -> None:
         self.root = Path(root)
         self.broker_count = brokers
         self.broker_settings = broker_settings or {}
         self.store_settings = store_settings or {}
+        self.fs = fs
         self.namesrv = NamesrvController(NamesrvConfig(listen_port=0, bind_address="127.0.0.1"))
         self.brokers: list[BrokerController] = []
 
@@ -69,7 +74,7 @@ class InProcessCluster(AsyncLifetime):
         )
         for key, value in self.store_settings.items():
             setattr(store, key, value)
-        controller = BrokerController(config, store)
+        controller = BrokerController(config, store, fs=self.fs)
         await controller.start()
         self.brokers.append(controller)
         return controller
