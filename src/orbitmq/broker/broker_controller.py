@@ -161,6 +161,7 @@ class BrokerController(AsyncLifetime):
             self.topic_config_manager.build_topic_config_serialize_wrapper,
             period_s=registration_period_s(broker_config.register_name_server_period),
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
+            order_topics=self.topic_config_manager.update_order_topic_config,
         )
 
     def _build_processors(self, find_subscription: SubscriptionLookup | None) -> None:
