@@ -171,7 +171,7 @@ class SendQueue:
             self._cleaner = None
         executor, self._executor = self._executor, None
         if executor is not None:
-            await asyncio.to_thread(executor.shutdown)
+            await asyncio.to_thread(executor.shutdown, True, cancel_futures=True)
 
 
 def _settle(answer: asyncio.Future[_Appended | str], appended: _Appended) -> None:
