@@ -19,12 +19,14 @@ a RocketMQ send waits in its pool's queue for the thread that appends it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.common import MessageExtBrokerInner
@@ -38,6 +40,8 @@ log = logging.getLogger(__name__)
 SLOW_APPEND_MS: Final = 50.0
 #: How often waiting sends are checked (BrokerFastFailure's period).
 CLEAN_INTERVAL_S: Final = 0.01
+#: A slow disk is logged at most this often (it shows in every send's answer anyway).
+WARN_INTERVAL_S: Final = 10.0
 
 _Appended = tuple[PutMessageResult, GroupCommitRequest | None]
 
@@ -73,16 +77,12 @@ class SendQueue:
         self._cleaner: asyncio.TimerHandle | None = None
         #: Sends answered busy by the fast failure (for stats and tests).
         self.cleared = 0
+        self._warned_at = float("-inf")
 
     @property
     def off_loop(self) -> bool:
         """Appends go to the queue's thread: the last was slow, or sends are queued."""
         return self._in_flight > 0 or self._store.commit_log.last_lock_held_ms >= SLOW_APPEND_MS
-
-    @property
-    def waiting(self) -> int:
-        """Sends queued and not yet appending."""
-        return sum(1 for send in self._waiting if not (send.started or send.cleared))
 
     async def put(self, msg: MessageExtBrokerInner) -> PutMessageResult | str:
         """Store ``msg`` as ``MessageStore.async_put_message`` does, or answer the SYSTEM_BUSY
@@ -92,6 +92,13 @@ class SendQueue:
         if not self.off_loop:
             return await store.async_put_message(msg)
         loop = asyncio.get_running_loop()
+        if self._in_flight == 0 and loop.time() - self._warned_at >= WARN_INTERVAL_S:
+            self._warned_at = loop.time()
+            log.warning(
+                "a commit log append held the put lock %.0f ms: the disk is slow, sends append "
+                "off the event loop (see docs/operations.md, Back-pressure)",
+                store.commit_log.last_lock_held_ms,
+            )
         send = _QueuedSend(msg, store.flush_waiter(), loop.time(), loop.create_future())
         self._waiting.append(send)
         self._in_flight += 1
@@ -120,10 +127,10 @@ class SendQueue:
             send.started = True
         try:
             appended = self._store.append(send.msg, send.waiter)
-        except BaseException as exc:
-            loop.call_soon_threadsafe(_fail, send.answer, exc)
-            raise
-        loop.call_soon_threadsafe(_settle, send.answer, appended)
+        except Exception as exc:  # the loop's task raises it: SYSTEM_ERROR for this send
+            _post(loop, _fail, send.answer, exc)
+            return
+        _post(loop, _settle, send.answer, appended)
 
     def clean_expired_request(self) -> None:
         """BrokerFastFailure's round: with ``brokerFastFailureEnable``, answer every waiting
@@ -172,6 +179,18 @@ class SendQueue:
         executor, self._executor = self._executor, None
         if executor is not None:
             await asyncio.to_thread(executor.shutdown, True, cancel_futures=True)
+
+
+def _post(
+    loop: asyncio.AbstractEventLoop,
+    callback: Callable[[asyncio.Future[_Appended | str], Any], None],
+    answer: asyncio.Future[_Appended | str],
+    value: object,
+) -> None:
+    """Hand ``value`` to the loop; a loop closed meanwhile (the broker stopped) has no one
+    waiting."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback, answer, value)
 
 
 def _settle(answer: asyncio.Future[_Appended | str], appended: _Appended) -> None:
