@@ -121,7 +121,7 @@ async def test_a_send_that_waited_over_wait_time_mills_in_send_queue_is_cleared(
         assert answer.code == ResponseCode.SYSTEM_BUSY
         match = CLEARED.fullmatch(answer.remark or "")
         assert match and match.group(1) == "TIMEOUT", answer.remark
-        assert 200 <= int(match.group(2)) < 500
+        assert 200 <= int(match.group(2)) < 2000  # cleared once over the limit
     assert broker.send_message_processor.send_queue.cleared == 2
 
     fs.write_delay_s = 0
