@@ -143,6 +143,16 @@ def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
             f"mappedFileSizeConsumeQueue: {store.mapped_file_size_consume_queue} is not a "
             "positive multiple of 20 (the consume-queue unit)"
         )
+    for key, wait_ms in (
+        ("waitTimeMillsInSendQueue", broker.wait_time_mills_in_send_queue),
+        ("waitTimeMillsInPullQueue", broker.wait_time_mills_in_pull_queue),
+    ):
+        if wait_ms < 0:
+            raise ConfigError(f"{key}: {wait_ms} must be >= 0")
+    if store.os_page_cache_busy_time_out_mills <= 0:
+        raise ConfigError(
+            f"osPageCacheBusyTimeOutMills: {store.os_page_cache_busy_time_out_mills} must be > 0"
+        )
     if store.max_message_size <= 0:
         raise ConfigError(f"maxMessageSize: {store.max_message_size} must be > 0")
     if not 10 <= store.disk_max_used_space_ratio <= 95:

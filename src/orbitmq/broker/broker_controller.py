@@ -162,6 +162,7 @@ class BrokerController(AsyncLifetime):
             self.topic_config_manager.build_topic_config_serialize_wrapper,
             period_s=registration_period_s(broker_config.register_name_server_period),
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
+            order_topics=self.topic_config_manager.update_order_topic_config,
         )
 
     def _build_processors(self, find_subscription: SubscriptionLookup | None) -> None:
@@ -234,8 +235,16 @@ class BrokerController(AsyncLifetime):
         """The routing table, in one place (RocketMQ's registerProcessor): each code with
         its processor and the executor (RocketMQ's thread pool) that bounds it."""
         config = self.broker_config
-        send = RequestExecutor("SendMessageExecutor", config.send_thread_pool_queue_capacity)
-        pull = RequestExecutor("PullMessageExecutor", config.pull_thread_pool_queue_capacity)
+        send = RequestExecutor(
+            "SendMessageExecutor",
+            config.send_thread_pool_queue_capacity,
+            max_wait_ms=lambda: _fast_failure_wait_ms(config, config.wait_time_mills_in_send_queue),
+        )
+        pull = RequestExecutor(
+            "PullMessageExecutor",
+            config.pull_thread_pool_queue_capacity,
+            max_wait_ms=lambda: _fast_failure_wait_ms(config, config.wait_time_mills_in_pull_queue),
+        )
         query = RequestExecutor("QueryMessageExecutor", config.query_thread_pool_queue_capacity)
         # RocketMQ gives heartbeats and consumer management their own pools.
         heartbeat = RequestExecutor(
@@ -361,6 +370,7 @@ class BrokerController(AsyncLifetime):
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)
         await self.remoting_server.stop()
+        await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
         # Checks put into the store, as delivery does: they end before it.
@@ -386,3 +396,9 @@ class BrokerController(AsyncLifetime):
             lambda: asyncio.to_thread(self.consumer_offset_manager.persist),
             "persist consumer offsets",
         )
+
+
+def _fast_failure_wait_ms(config: BrokerConfig, wait_ms: int) -> int | None:
+    """How long a request may wait in its queue: ``wait_ms`` with brokerFastFailureEnable,
+    else without limit (read per request, so a changed config takes effect at once)."""
+    return wait_ms if config.broker_fast_failure_enable else None

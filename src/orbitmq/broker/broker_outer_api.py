@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from orbitmq.common import crc32
 from orbitmq.protocol import (
+    ProtocolError,
     RegisterBrokerBody,
     RegisterBrokerRequestHeader,
     RegisterBrokerResponseHeader,
@@ -20,6 +21,7 @@ from orbitmq.protocol import (
     UnRegisterBrokerRequestHeader,
     wrong_server_problem,
 )
+from orbitmq.protocol.body import KVTable
 from orbitmq.remoting import RemotingClient
 
 log = logging.getLogger(__name__)
@@ -48,11 +50,12 @@ class BrokerIdentity:
 @dataclass(frozen=True, slots=True)
 class RegisterBrokerResult:
     """One name server's answer (RocketMQ's RegisterBrokerResult): the master's addresses,
-    for slaves."""
+    for slaves, and the topics of its ORDER_TOPIC_CONFIG (None: it sent no table)."""
 
     namesrv_addr: str
     ha_server_addr: str | None
     master_addr: str | None
+    order_topics: frozenset[str] | None = None
 
 
 class BrokerOuterAPI:
@@ -109,7 +112,13 @@ class BrokerOuterAPI:
             return None
         answer = RegisterBrokerResponseHeader.from_ext_fields(response.ext_fields)
         log.info("registered with name server %s", addr)
-        return RegisterBrokerResult(addr, answer.ha_server_addr, answer.master_addr)
+        order_topics = None
+        if response.body:
+            try:
+                order_topics = frozenset(KVTable.from_json(response.body).table)
+            except ProtocolError as exc:  # a bad table must not cost the registration
+                log.warning("name server %s sent an unreadable order topic table: %s", addr, exc)
+        return RegisterBrokerResult(addr, answer.ha_server_addr, answer.master_addr, order_topics)
 
     async def unregister_broker_all(
         self, namesrv_addresses: list[str], broker: BrokerIdentity, timeout_s: float

@@ -21,14 +21,11 @@ log = logging.getLogger(__name__)
 INERT_BROKER_KEYS: frozenset[str] = frozenset(
     {
         "aclEnable",
-        "brokerFastFailureEnable",
-        "waitTimeMillsInPullQueue",
-        "waitTimeMillsInSendQueue",
     }
 )
 
 # Keyed by field name, as config_binding matches keys, so that any spelling that sets the
-# field (brokerFastFailureEnable or BrokerFastFailureEnable) is recognised.
+# field (aclEnable or AclEnable) is recognised.
 _INERT_BY_FIELD = {snake_case(key): key for key in INERT_BROKER_KEYS}
 
 

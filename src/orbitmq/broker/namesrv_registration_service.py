@@ -37,11 +37,15 @@ class NamesrvRegistrationService:
         *,
         period_s: float,
         timeout_s: float,
+        order_topics: Callable[[frozenset[str]], None] | None = None,
     ) -> None:
         self.outer_api = outer_api
         self.namesrv_addresses = list(namesrv_addresses)
         self._identity = identity
         self._topic_configs = topic_configs
+        #: Told the first answer's ORDER_TOPIC_CONFIG topics (RocketMQ's
+        #: updateOrderTopicConfig after registerBrokerAll); runs in a thread (it persists).
+        self._order_topics = order_topics
         self.period_s = period_s
         self.timeout_s = timeout_s
         #: How many registration rounds have completed, and the last round's answers.
@@ -89,6 +93,11 @@ class NamesrvRegistrationService:
                 )
             except Exception:
                 log.exception("registerBrokerAll failed")
+        if results and results[0].order_topics is not None and self._order_topics is not None:
+            try:
+                await asyncio.to_thread(self._order_topics, results[0].order_topics)
+            except Exception:
+                log.exception("updating the order topics failed")
         self.last_results = results
         self.rounds += 1
         if self._round_done is not None:

@@ -9,6 +9,7 @@ import random
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.send_queue import SendQueue
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
@@ -75,8 +76,9 @@ def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[i
             "the broker's disk is full, messages are put to the slave, message store has "
             "been shut down, etc.",
         ),
+        # SYSTEM_BUSY as RocketMQ 5 answers (4.9 answered SYSTEM_ERROR): a busy answer.
         PutMessageStatus.OS_PAGE_CACHE_BUSY: (
-            ResponseCode.SYSTEM_ERROR,
+            ResponseCode.SYSTEM_BUSY,
             "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
         ),
         PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
@@ -87,8 +89,8 @@ class SendMessageProcessor:
     """Answers the three send codes: checks the topic (creating it from TBW102 when
     allowed), picks a queue, builds the stored message and awaits the store.
 
-    Holds no state of its own beyond its collaborators; safe from several tasks of the
-    broker's event loop.
+    Owns the send queue (appends off the loop while the disk is slow, answered busy when
+    they wait too long); safe from several tasks of the broker's event loop.
     """
 
     REQUEST_CODES: Final = SEND_MESSAGE_CODES
@@ -109,9 +111,12 @@ class SendMessageProcessor:
         self.subscription_group_manager = subscription_group_manager
         self._answers = _put_status_answers(store_config.max_message_size)
         self._random = random.Random()
+        self.send_queue = SendQueue(store, broker_config)
 
     def reject_request(self) -> bool:
-        return False
+        """SYSTEM_BUSY "[REJECTREQUEST]" before a send is queued while an append has held
+        the put lock longer than osPageCacheBusyTimeOutMills (RocketMQ's rejectRequest)."""
+        return self.store.commit_log.is_os_page_cache_busy()
 
     async def process_request(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -140,7 +145,10 @@ class SendMessageProcessor:
             if half is None:
                 return response
             msg = half
-        result = await self.store.async_put_message(msg)
+        result = await self.send_queue.put(msg)
+        if isinstance(result, str):  # cleared from the send queue, not stored
+            response.set_code_and_remark(ResponseCode.SYSTEM_BUSY, result)
+            return response
         return self._answer(response, result, queue_id)
 
     def _stage(

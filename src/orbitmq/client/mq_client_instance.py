@@ -294,6 +294,15 @@ class MQClientInstance:
             info = self.publish_info[topic]
         return info
 
+    def routes_master(self, mq: MessageQueue) -> bool:
+        """Whether the cached route of ``mq``'s topic lists a master of ``mq``'s broker (a
+        broker that stopped is dropped from routes; ``broker_addrs`` keeps it a while)."""
+        route = self.routes.get(mq.topic)
+        return route is not None and any(
+            b.broker_name == mq.broker_name and MASTER_ID in b.broker_addrs
+            for b in route.broker_datas
+        )
+
     def find_broker_addr(self, broker_name: str, broker_id: int = MASTER_ID) -> str | None:
         return self.broker_addrs.get(broker_name, {}).get(broker_id)
 

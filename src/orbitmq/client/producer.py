@@ -176,11 +176,28 @@ class Producer(AsyncLifetime):
                 if queue is None:
                     assert selector is not None
                     queue = selector(info.message_queues, prepared.first, arg)
+                if info.order_topic:
+                    await self._check_order_queue(queue)
                 return _answered(await self._send_to(prepared, queue, deadline, oneway=False))
             retries = (
                 self.config.retry_times_when_send_failed if retry_times is None else retry_times
             )
             return await self._send_with_retries(prepared, retries, deadline)
+
+    async def _check_order_queue(self, mq: MessageQueue) -> None:
+        """A strictly ordered topic's queue (its list fixed by the name server's
+        ORDER_TOPIC_CONFIG) whose broker is gone from the route fails the send, as in
+        RocketMQ, with an error that says why it does not move to another broker."""
+        instance = self.instance
+        if not instance.routes_master(mq):
+            await instance.update_topic_route(mq.topic)
+        if not instance.routes_master(mq):
+            raise MQClientError(
+                f"The broker[{mq.broker_name}] not exist: topic {mq.topic} is in strict order "
+                f"(its queues are fixed by the name server's ORDER_TOPIC_CONFIG), so a send to "
+                f"queue {mq.queue_id} of {mq.broker_name} fails until that broker is back "
+                "instead of moving to another broker and breaking the order"
+            )
 
     async def send_half(
         self,

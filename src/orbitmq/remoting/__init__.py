@@ -24,14 +24,21 @@ from orbitmq.remoting.processor_table import (
 )
 from orbitmq.remoting.remoting_client import RemotingClient, parse_address
 from orbitmq.remoting.remoting_server import RemotingServer
-from orbitmq.remoting.request_executor import DEFAULT_CAPACITY, RequestExecutor
+from orbitmq.remoting.request_executor import (
+    DEFAULT_CAPACITY,
+    PCBUSY_CLEAN_QUEUE_REMARK,
+    TIMEOUT_CLEAN_QUEUE_REMARK,
+    RequestExecutor,
+)
 from orbitmq.remoting.request_processor import RequestProcessor
 
 __all__ = [
     "DEFAULT_CAPACITY",
     "NOT_SUPPORTED_REMARK",
     "OVERLOAD_REMARK",
+    "PCBUSY_CLEAN_QUEUE_REMARK",
     "REJECT_REQUEST_REMARK",
+    "TIMEOUT_CLEAN_QUEUE_REMARK",
     "Channel",
     "ChannelContext",
     "ChannelEventListener",

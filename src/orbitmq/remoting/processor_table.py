@@ -154,8 +154,9 @@ class ProcessorTable:
                 )
             self._answer(ctx, request, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
             return
+        admitted_at = asyncio.get_running_loop().time()
         try:
-            task = spawn(self._serve(ctx, registration, request))
+            task = spawn(self._serve(ctx, registration, request, admitted_at))
         except BaseException:
             executor.release()
             raise
@@ -164,12 +165,28 @@ class ProcessorTable:
         task.add_done_callback(lambda _task: executor.release())
 
     @staticmethod
-    async def _serve(
-        ctx: ChannelContext, registration: Registration, request: RemotingCommand
-    ) -> None:
+    async def _start(
+        ctx: ChannelContext, registration: Registration, request: RemotingCommand, admitted: float
+    ) -> RemotingCommand | None:
+        """Run the processor, unless the request waited over its executor's limit since it
+        was admitted: then the answer is SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]."""
         processor, executor = registration
+        waited_ms = (asyncio.get_running_loop().time() - admitted) * 1000
+        remark = executor.expired_remark(waited_ms)
+        if remark is None:
+            return await processor.process_request(ctx, request)
+        log.debug("%s, request code %d: %s", ctx.remote_address, request.code, remark)
+        return RemotingCommand.create_response(request, ResponseCode.SYSTEM_BUSY, remark)
+
+    @staticmethod
+    async def _serve(
+        ctx: ChannelContext, registration: Registration, request: RemotingCommand, admitted: float
+    ) -> None:
+        executor = registration.executor
         try:
-            response = await executor.run(lambda: processor.process_request(ctx, request))
+            response = await executor.run(
+                lambda: ProcessorTable._start(ctx, registration, request, admitted)
+            )
             if response is None or request.is_oneway:
                 return
             response.opaque = request.opaque

@@ -5,6 +5,7 @@ from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch, ParsedRecords, parse_records
 from orbitmq.store.errors import StoreError
+from orbitmq.store.flush_service import GroupCommitRequest
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus, QueryMessageResult
 from orbitmq.store.index_file import IndexFile
 from orbitmq.store.index_service import IndexService
@@ -40,6 +41,7 @@ __all__ = [
     "FlushDiskType",
     "GetMessageResult",
     "GetMessageStatus",
+    "GroupCommitRequest",
     "IndexFile",
     "IndexService",
     "MappedFile",

@@ -275,6 +275,8 @@ class CommitLog:
         self._topic_problems: dict[str, str | None] = {}
         #: Wall time (ms) at which the current holder took the put lock; 0 when free.
         self.begin_time_in_lock = 0
+        #: How long (ms) the last append held the put lock: a slow disk shows here first.
+        self.last_lock_held_ms = 0.0
 
     def set_store_host(self, store_host: SocketAddress) -> None:
         """The address written into records from now on (a broker that bound port 0 learns
@@ -386,6 +388,7 @@ class CommitLog:
                 return self._append_locked(prepared, begin, started)
             finally:
                 self.begin_time_in_lock = 0
+                self.last_lock_held_ms = (time.perf_counter() - started) * 1000
 
     def _append_locked(
         self, prepared: _PreparedMessage | _PreparedBatch, now: int, started: float
@@ -506,6 +509,8 @@ class CommitLog:
         return int(_STORETIMESTAMP.unpack_from(record, store_timestamp_position(sys_flag))[0])
 
     def is_os_page_cache_busy(self) -> bool:
+        """The put lock has been held longer than osPageCacheBusyTimeOutMills by the append
+        holding it now (RocketMQ's isOSPageCacheBusy). Safe from any thread."""
         begin = self.begin_time_in_lock
         return (
             begin > 0

@@ -285,18 +285,17 @@ class MessageStore:
                 f"the store refuses writes: {self.running_flags.refusal_reason}",
             )
         if self.commit_log.is_os_page_cache_busy():
-            return PutMessageResult(
-                PutMessageStatus.OS_PAGE_CACHE_BUSY,
-                None,
-                f"the put lock is held over {self.config.os_page_cache_busy_time_out_mills} ms",
-            )
+            # No remark of its own: the answer is RocketMQ's "[PC_SYNCHRONIZED]..." as is.
+            return PutMessageResult(PutMessageStatus.OS_PAGE_CACHE_BUSY, None)
         return None
 
-    def _prepare(
+    def append(
         self,
         msg: MessageExtBrokerInner,
         waiter: asyncio.Future[PutMessageStatus] | None = None,
     ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
+        """The checks and the append under the put lock, from any thread (a thread keeps a
+        slow disk's append off the loop); an event loop then awaits ``await_put``."""
         failure = self._check_store_status()
         if failure is not None:
             return failure, None
@@ -320,7 +319,7 @@ class MessageStore:
 
         For threads; an event loop uses ``async_put_message``.
         """
-        result, request = self._prepare(msg)
+        result, request = self.append(msg)
         if result.is_ok:
             self.reput_message_service.wakeup()
         if request is not None:
@@ -330,8 +329,22 @@ class MessageStore:
     async def async_put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch); under SYNC_FLUSH the answer comes once
         the sync that covers it has finished, without blocking the loop."""
-        waiter = asyncio.get_running_loop().create_future() if self.group_commit_service else None
-        result, request = self._prepare(msg, waiter)
+        waiter = self.flush_waiter()
+        result, request = self.append(msg, waiter)
+        return await self.await_put(result, request, waiter)
+
+    def flush_waiter(self) -> asyncio.Future[PutMessageStatus] | None:
+        """On the loop: the future a put's sync answers under SYNC_FLUSH (else None)."""
+        return asyncio.get_running_loop().create_future() if self.group_commit_service else None
+
+    async def await_put(
+        self,
+        result: PutMessageResult,
+        request: GroupCommitRequest | None,
+        waiter: asyncio.Future[PutMessageStatus] | None,
+    ) -> PutMessageResult:
+        """The second half of ``async_put_message``, on the loop: dispatch, and under
+        SYNC_FLUSH the wait for the sync."""
         if not result.is_ok:
             return result
         reput = self.reput_message_service

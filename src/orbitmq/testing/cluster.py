@@ -9,6 +9,7 @@ from typing import Any
 
 from orbitmq.broker import BrokerConfig, BrokerController
 from orbitmq.common import AsyncLifetime
+from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.namesrv import NamesrvConfig, NamesrvController
 from orbitmq.store import MessageStoreConfig
 
@@ -18,7 +19,10 @@ class InProcessCluster(AsyncLifetime):
     with its own store under ``root``; everything listens on 127.0.0.1, any free port.
 
     ``broker_settings`` and ``store_settings`` set BrokerConfig and MessageStoreConfig
-    attributes of every broker (e.g. ``flush_disk_type``). Stores default to 16 MiB commit log
+    attributes of every broker (e.g. ``flush_disk_type``), ``namesrv_settings`` NamesrvConfig
+    attributes (e.g. ``order_message_enable``); ``fs`` is the file system every
+    broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it). Stores
+    default to 16 MiB commit log
     files and 4 MB index files so tests stay light on disk."""
 
     def __init__(
@@ -28,12 +32,23 @@ class InProcessCluster(AsyncLifetime):
         brokers: int = 1,
         broker_settings: dict[str, Any] | None = None,
         store_settings: dict[str, Any] | None = None,
+        namesrv_settings: dict[str, Any] | None = None,
+        fs: FileSystem = OS_FILE_SYSTEM,
     ) -> None:
         self.root = Path(root)
         self.broker_count = brokers
         self.broker_settings = broker_settings or {}
         self.store_settings = store_settings or {}
-        self.namesrv = NamesrvController(NamesrvConfig(listen_port=0, bind_address="127.0.0.1"))
+        self.fs = fs
+        # The KV table (order topic configs among others) under ``root``, not the user's home.
+        namesrv_config = NamesrvConfig(
+            listen_port=0,
+            bind_address="127.0.0.1",
+            kv_config_path=str(self.root / "namesrv" / "kvConfig.json"),
+        )
+        for key, value in (namesrv_settings or {}).items():
+            setattr(namesrv_config, key, value)
+        self.namesrv = NamesrvController(namesrv_config)
         self.brokers: list[BrokerController] = []
 
     @property
@@ -69,7 +84,7 @@ class InProcessCluster(AsyncLifetime):
         )
         for key, value in self.store_settings.items():
             setattr(store, key, value)
-        controller = BrokerController(config, store)
+        controller = BrokerController(config, store, fs=self.fs)
         await controller.start()
         self.brokers.append(controller)
         return controller

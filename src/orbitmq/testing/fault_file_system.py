@@ -19,6 +19,8 @@ class FaultInjectingFileSystem:
     - ``disk_full``: allocations fail with ENOSPC, and so do writes outside the blocks
       allocated through this object (a write into a hole needs blocks), as on a full disk.
     - ``sync_delay_s``: every sync sleeps this long first (a slow disk).
+    - ``write_delay_s``: every ``write`` sleeps this long first (a disk so far behind that
+      the kernel throttles writers: what holds a commit log append, and its put lock).
     - ``sync_error``: every sync raises EIO.
     - ``write_error``: every write raises EIO (a failing device).
     - ``rename_error``: renames fail with this errno, or not at all when None; only those
@@ -50,6 +52,7 @@ class FaultInjectingFileSystem:
         self.open_error: int | None = None
         self.disk_full = False
         self.sync_delay_s = 0.0
+        self.write_delay_s = 0.0
         self.sync_error = False
         self.write_error = False
         self.rename_error: int | None = None
@@ -108,6 +111,8 @@ class FaultInjectingFileSystem:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         if self.write_error:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
+        if self.write_delay_s:
+            threading.Event().wait(self.write_delay_s)
         self._inner.write(fd, data, offset)
 
     def sync(self, fd: int) -> None:

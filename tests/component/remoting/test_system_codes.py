@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 
 import pytest
 
@@ -18,6 +19,7 @@ from orbitmq.protocol import (
 from orbitmq.remoting import ChannelContext, RemotingClient, RemotingServer, RequestExecutor
 from tests.component.remoting.conftest import RawFactory, ServerFactory
 from tests.component.remoting.support import FuncProcessor, echo, echo_processor
+from tests.eventually import eventually_async
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -237,3 +239,44 @@ async def test_an_unsupported_code_warns_once_per_code_and_connection(
     ]
     assert len({r.getMessage().split(" ")[0] for r in loud}) == 2  # two connections
     assert sum(r.levelno == logging.DEBUG for r in about) == 2  # the repeats
+
+
+@pytest.mark.parametrize("limit_ms", [100, None], ids=["limited", "unlimited"])
+async def test_a_request_that_waited_over_its_executors_limit_is_answered_busy(
+    server_factory: ServerFactory, client: RemotingClient, limit_ms: int | None
+) -> None:
+    # One slot: the second request waits for the first (300 ms) to finish. With a limit of
+    # 100 ms it is answered [TIMEOUT_CLEAN_QUEUE] instead of run; without one, it runs.
+    ran: list[int] = []
+
+    async def slow(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        ran.append(request.opaque)
+        await asyncio.sleep(0.3)
+        return RemotingCommand.create_response(request, ResponseCode.SUCCESS)
+
+    executor = RequestExecutor("pull", capacity=10, concurrency=1, max_wait_ms=lambda: limit_ms)
+    server = await server_factory(
+        lambda s: s.table.register_processor(
+            RequestCode.PULL_MESSAGE, FuncProcessor(slow), executor
+        )
+    )
+    requests = [RemotingCommand.create_request(RequestCode.PULL_MESSAGE) for _ in range(2)]
+    first = asyncio.ensure_future(client.invoke(_addr(server), requests[0], 5))
+    await eventually_async(lambda: len(ran) == 1)
+    second = await client.invoke(_addr(server), requests[1], 5)
+
+    assert (await first).code == ResponseCode.SUCCESS
+    if limit_ms is None:
+        assert second.code == ResponseCode.SUCCESS
+        assert executor.expired == 0
+        return
+    assert second.code == ResponseCode.SYSTEM_BUSY
+    match = re.fullmatch(
+        r"\[TIMEOUT_CLEAN_QUEUE\]broker busy, start flow control for a while, "
+        r"period in queue: (\d+)ms, size of queue: (\d+)",
+        second.remark or "",
+    )
+    assert match, second.remark
+    assert 100 <= int(match.group(1)) < 1000
+    assert ran == [requests[0].opaque]  # the expired request never reached its processor
+    assert executor.expired == 1

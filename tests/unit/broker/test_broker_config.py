@@ -86,6 +86,9 @@ def test_unknown_keys_are_warned_about(tmp_path: Path, caplog: pytest.LogCapture
         ("mappedFileSizeConsumeQueue=6001", r"mappedFileSizeConsumeQueue: 6001 is not"),
         ("diskMaxUsedSpaceRatio=99", r"diskMaxUsedSpaceRatio: 99 is outside 10..95"),
         ("brokerId=-1", r"brokerId: -1 is negative"),
+        ("waitTimeMillsInSendQueue=-5", r"waitTimeMillsInSendQueue: -5 must be >= 0"),
+        ("waitTimeMillsInPullQueue=-1", r"waitTimeMillsInPullQueue: -1 must be >= 0"),
+        ("osPageCacheBusyTimeOutMills=0", r"osPageCacheBusyTimeOutMills: 0 must be > 0"),
     ],
 )
 def test_bad_values_are_rejected_naming_the_key(tmp_path: Path, line: str, message: str) -> None:
