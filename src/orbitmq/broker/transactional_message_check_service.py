@@ -41,7 +41,7 @@ from orbitmq.protocol import RemotingCommand, RequestCode
 from orbitmq.protocol.header import CheckTransactionStateRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import ChannelContext
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus
+from orbitmq.store import GetMessageStatus, MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class TransactionalMessageCheckService:
         if channel is None:
             return True  # waits for a producer of its group, uncounted
         renewed = await self._service.resolve(half, _renewed_half(half, times + 1), put_back=True)
-        if renewed is None or renewed.status is not PutMessageStatus.PUT_OK:
+        if renewed is None or not renewed.status.is_ok:
             log.warning("putting back half %d failed: %s", half.queue_offset, renewed)
             return True
         assert renewed.append_result is not None
@@ -158,7 +158,7 @@ class TransactionalMessageCheckService:
         )
         kept = _copy_half(half, RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, 0, dict(half.properties))
         result = await self._service.resolve(half, kept)
-        if result is not None and result.status is PutMessageStatus.PUT_OK:
+        if result is not None and result.status.is_ok:
             self.discarded_count += 1
             log.warning(
                 "half %d (transaction %s) checked %d times: moved to %s",

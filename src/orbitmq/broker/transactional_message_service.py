@@ -38,7 +38,7 @@ from orbitmq.common.record_layout import BATCH_ITEM_PREFIX, HOST_V6_FLAGS, calc_
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from orbitmq.protocol import ResponseCode
 from orbitmq.protocol.header import EndTransactionRequestHeader
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageResult, PutMessageStatus
+from orbitmq.store import GetMessageStatus, MessageStore, PutMessageResult
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class TransactionalMessageService:
             return ResponseCode.SUCCESS, None  # resolved before: nothing to do again
         commit = header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE
         result = await self.resolve(half, _final_message(half) if commit else None)
-        if result is not None and result.status is not PutMessageStatus.PUT_OK:
+        if result is not None and not result.status.is_ok:
             return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
         return ResponseCode.SUCCESS, None
 
@@ -177,7 +177,7 @@ class TransactionalMessageService:
             moved_to = None
             if replacement is not None:
                 result = await self._store.async_put_message(replacement)
-                if result.status is not PutMessageStatus.PUT_OK:
+                if not result.status.is_ok:
                     self._resolved.discard(half.queue_offset)
                     return result
                 if put_back and result.append_result is not None:

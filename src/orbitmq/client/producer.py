@@ -42,7 +42,7 @@ from orbitmq.common.topic import (
     send_forbidden_remark,
     topic_problem,
 )
-from orbitmq.protocol.header import EndTransactionRequestHeader, SendMessageRequestHeader
+from orbitmq.protocol.header import SendMessageRequestHeader
 from orbitmq.remoting import RemotingError
 
 log = logging.getLogger(__name__)
@@ -278,16 +278,8 @@ class Producer(AsyncLifetime):
                 addr = await self.instance.find_broker_addr_or_fetch(
                     verdict.broker_name, verdict.topic
                 )
-                header = EndTransactionRequestHeader(
-                    producer_group=self.group,
-                    tran_state_table_offset=verdict.half_offset,
-                    commit_log_offset=verdict.commit_log_offset,
-                    commit_or_rollback=verdict.state.value,
-                    msg_id=verdict.msg_id,
-                    transaction_id=verdict.msg_id,
-                )
                 await self.instance.api.end_transaction(
-                    addr, header, self.config.send_msg_timeout_s
+                    addr, verdict.header(self.group), self.config.send_msg_timeout_s
                 )
 
         await asyncio.gather(*(run(s) for s in sequences))
