@@ -129,6 +129,11 @@ class Producer(AsyncLifetime):
             send_latency_fault_enable=self.config.send_latency_fault_enable
         )
         self.hooks: list[SendMessageHook] = []
+        #: Brokers told by a heartbeat, before this producer's first send to each, that it
+        #: is a producer of its group; None (the default): not done. A producer that
+        #: answers checks sets a set: a broker asks only producers it knows, and would
+        #: know this one only after the periodic heartbeat (30 s by default).
+        self._announced: set[str] | None = None
         self._started = False
 
     async def start(self) -> None:
@@ -188,15 +193,20 @@ class Producer(AsyncLifetime):
         queue: MessageQueue,
         *,
         timeout_s: float | None = None,
+        properties: Mapping[str, str] | None = None,
     ) -> SendResult:
         """Store ``msg`` on ``queue`` as a half message of a transaction, invisible until a
         commit verdict (``end_transactions``); tried once, as sends to a named queue are.
+        ``properties`` go on the half itself (a batch's own properties): the message a
+        check of it carries has them.
 
         A batch is staged whole: one half that one verdict commits (its messages stored
         consecutively) or rolls back. That is OrbitMQ's; RocketMQ's brokers stage single
         messages only."""
         self._check_started()
-        staged = {mc.PROPERTY_TRANSACTION_PREPARED: "true", mc.PROPERTY_PRODUCER_GROUP: self.group}
+        staged = dict(properties or {})
+        staged[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
+        staged[mc.PROPERTY_PRODUCER_GROUP] = self.group
         if isinstance(msg, Message):
             msg.properties.update(staged)
             prepared = self._prepare_one(msg)
@@ -306,6 +316,9 @@ class Producer(AsyncLifetime):
     ) -> SendResult | None:
         """One attempt at ``mq``'s broker, between the hooks; None when oneway."""
         addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        if self._announced is not None and mq.broker_name not in self._announced:
+            self._announced.add(mq.broker_name)
+            await self.instance.send_heartbeat_to_all_brokers()
         deadline.waiting_for(f"broker {mq.broker_name} at {addr}", "check that it is running")
         context = SendContext(self.group, prepared.original, mq, addr)
         for hook in self.hooks:

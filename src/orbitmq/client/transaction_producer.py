@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ from orbitmq.client.transaction_listener import (
     run_listener,
 )
 from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
-from orbitmq.common import SYSTEM_CLOCK, Clock, Message, MessageExt, MessageQueue
+from orbitmq.common import SYSTEM_CLOCK, Clock, Message, MessageExt
 from orbitmq.common import message_const as mc
 from orbitmq.protocol.header import (
     CheckTransactionStateRequestHeader,
@@ -75,8 +74,7 @@ class TransactionProducer(Producer):
         self.transaction_listener = transaction_listener
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._checks: set[asyncio.Task[None]] = set()
-        #: Brokers told of this group by a heartbeat since start.
-        self._heartbeated: set[str] = set()
+        self._announced = set()  # brokers know it before they have a half to ask about
 
     async def start(self) -> None:
         self._executor = concurrent.futures.ThreadPoolExecutor(
@@ -137,23 +135,6 @@ class TransactionProducer(Producer):
             # As RocketMQ: the half is stored, so the broker's check settles it.
             log.warning("verdict %s on half %s not sent: %s", state.name, result.msg_id, exc)
         return TransactionSendResult(result, state)
-
-    async def send_half(
-        self,
-        msg: Message | Sequence[Message],
-        queue: MessageQueue,
-        *,
-        timeout_s: float | None = None,
-    ) -> SendResult:
-        """``Producer.send_half``, and the broker told at once that this producer answers
-        its group's checks."""
-        result = await super().send_half(msg, queue, timeout_s=timeout_s)
-        if queue.broker_name not in self._heartbeated:
-            # A broker checks back only producers it knows: without this, not before the
-            # periodic heartbeat (30 s by default).
-            await self.instance.send_heartbeat_to_all_brokers()
-            self._heartbeated.add(queue.broker_name)
-        return result
 
     def check_transaction_state(
         self, broker_addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orbitmq.spark.message_writer import StagedBatch
-from orbitmq.spark.staged_commit import decode_intent, encode_intent
+from orbitmq.spark.commit_intent import decode_intent, encode_intent
+from orbitmq.spark.staged_batch import StagedBatch
 
 
 def staged(n: int) -> list[StagedBatch]:
