@@ -117,3 +117,48 @@ def test_a_failed_batch_writes_halves_are_rolled_back_by_the_check(
     # The write's abort is recorded; the killed attempt's halves are rolled back on check.
     all_resolved_by_answers(fast_checks)
     assert visible_count(fast_checks, "CheckBackBatch") == 0
+
+
+def test_a_commit_that_died_after_its_intent_is_finished_by_the_check(
+    spark: SparkSession, fast_checks: ThreadedCluster, tmp_path: Path
+) -> None:
+    with (
+        AdminClient(namesrv_addr=fast_checks.namesrv_addr) as admin,
+        Producer("check-back-source", namesrv_addr=fast_checks.namesrv_addr) as producer,
+    ):
+        admin.create_topic("CheckBackIntent", queue_nums=1)
+        admin.create_topic("CheckBackIntentCopy", queue_nums=4)
+        produce(producer, "CheckBackIntent", [b"m-%d" % i for i in range(120)])
+    wait_for_max_offsets(fast_checks, "CheckBackIntent", {0: 120})
+    checkpoint = tmp_path / "checkpoint"
+
+    # Batch 1's commit records its intent, then stops before any verdict (a dead driver).
+    failed = copy_topic(
+        spark,
+        fast_checks,
+        "CheckBackIntent",
+        "CheckBackIntentCopy",
+        checkpoint,
+        exactlyOnce="true",
+        failpoint="before-commit:1",
+    )
+    assert failed is not None and "failpoint" in str(failed)
+    # The check-back commits what the intent names, with no replay: batches 0 and 1.
+    all_resolved_by_answers(fast_checks)
+    assert visible_count(fast_checks, "CheckBackIntentCopy") == 100
+
+    # The replay finds the intent (its halves committed already) and drops its own.
+    assert (
+        copy_topic(
+            spark,
+            fast_checks,
+            "CheckBackIntent",
+            "CheckBackIntentCopy",
+            checkpoint,
+            exactlyOnce="true",
+        )
+        is None
+    )
+    all_resolved_by_answers(fast_checks)
+    rows = read_all(spark, fast_checks, "CheckBackIntentCopy").collect()
+    assert sorted(r.body for r in rows) == sorted(b"m-%d" % i for i in range(120))  # once
