@@ -129,10 +129,10 @@ class Producer(AsyncLifetime):
             send_latency_fault_enable=self.config.send_latency_fault_enable
         )
         self.hooks: list[SendMessageHook] = []
-        #: Brokers told by a heartbeat, before this producer's first send to each, that it
-        #: is a producer of its group; None (the default): not done. A producer that
-        #: answers checks sets a set: a broker asks only producers it knows, and would
-        #: know this one only after the periodic heartbeat (30 s by default).
+        #: Brokers told by a heartbeat (to that broker alone), before this producer's first
+        #: send to each, that it is a producer of its group; None (the default): not done.
+        #: A producer that answers checks sets a set: a broker asks only producers it knows,
+        #: and would know this one only after the periodic heartbeat (30 s by default).
         self._announced: set[str] | None = None
         self._started = False
 
@@ -318,7 +318,7 @@ class Producer(AsyncLifetime):
         addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
         if self._announced is not None and mq.broker_name not in self._announced:
             self._announced.add(mq.broker_name)
-            await self.instance.send_heartbeat_to_all_brokers()
+            await self.instance.send_heartbeat_to_broker(mq.broker_name)
         deadline.waiting_for(f"broker {mq.broker_name} at {addr}", "check that it is running")
         context = SendContext(self.group, prepared.original, mq, addr)
         for hook in self.hooks:
