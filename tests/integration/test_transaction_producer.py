@@ -2,11 +2,15 @@
 checks back fast: a verdict from the local transaction, or from the check of a half whose
 local transaction said UNKNOW; plain and ``async def`` listeners; the blocking facade;
 END_TRANSACTION's fields as RocketMQ's producer sends them; a check answered by a new
-producer of the group after the one that sent the half is gone."""
+producer of the group after the one that sent the half is gone (shut down, or its process
+killed)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -32,6 +36,8 @@ from orbitmq.testing import InProcessCluster
 from tests.eventually import eventually_async
 
 pytestmark = pytest.mark.timeout(60)
+
+PRODUCER_PROCESS = Path(__file__).resolve().parent / "clients" / "transaction_producer_process.py"
 
 TOPIC = "TxProducerTopic"
 GROUP = "tx-producer-pg"
@@ -312,3 +318,33 @@ async def test_a_new_producer_of_the_group_answers_for_one_that_is_gone(
         ]
     assert restarted.checked == [b"orphan"]
     assert gone.checked == []
+
+
+async def test_a_half_whose_producer_process_was_killed_is_answered_by_its_successor(
+    cluster: InProcessCluster,
+) -> None:
+    """The process that staged the half is killed (SIGKILL: no unregister); a new process
+    of the group (here a producer in this one) answers the broker's check."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, str(PRODUCER_PROCESS), cluster.namesrv_addr, TOPIC, GROUP, "killed"]
+    victim = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert victim.stdout is not None
+        staged = await asyncio.wait_for(asyncio.to_thread(victim.stdout.readline), 30)
+        assert staged.startswith("STAGED ")
+    finally:
+        victim.kill()
+        victim.wait()
+    assert await visible(cluster) == []
+
+    successor = Listener(COMMIT)
+    async with TransactionProducer(
+        GROUP, transaction_listener=successor, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        await producer.send_message_in_transaction(Message(TOPIC, b"commit-next"))
+        assert await eventually_async(lambda: visible_at_least(cluster, 2), 10) == [
+            b"commit-next",
+            b"killed",
+        ]
+    assert successor.checked[:1] == [b"killed"]
+    assert await visible(cluster) == [b"commit-next", b"killed"]  # once
