@@ -157,7 +157,7 @@ class TransactionalMessageCheckService:
             RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE, 0
         )
         kept = _copy_half(half, RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, 0, dict(half.properties))
-        result = await self._service.resolve(half, kept)
+        result = await self._service.resolve(half, kept, discarded=True)
         if result is not None and result.status.is_ok:
             self.discarded_count += 1
             log.warning(
