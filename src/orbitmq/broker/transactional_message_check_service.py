@@ -17,8 +17,9 @@ restarts keep it.
 
 Deliberately unlike RocketMQ 4.9.8: a half whose producer group has no live producer is not
 counted and waits until one registers (RocketMQ counts such rounds and discards after the
-max, losing transactions whose producers were down for a while). A late answer for the old
-offset of a half put back is answered SUCCESS and ignored; the new half is asked again.
+max, losing transactions whose producers were down for a while). A late answer naming an
+older copy of a half put back reaches its current copy, and a late commit of a discarded
+half is still stored, once (both in ``TransactionalMessageService``).
 """
 
 from __future__ import annotations
