@@ -1,10 +1,16 @@
 """The transactional producer (R35, client side) against an in-process cluster whose broker
 checks back fast: a verdict from the local transaction, or from the check of a half whose
-local transaction said UNKNOW; plain and ``async def`` listeners; the blocking facade."""
+local transaction said UNKNOW; plain and ``async def`` listeners; the blocking facade;
+END_TRANSACTION's fields as RocketMQ's producer sends them; a check answered by a new
+producer of the group after the one that sent the half is gone (shut down, or its process
+killed)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -21,11 +27,17 @@ from orbitmq.client import (
     queue_offsets,
     read_queue_range,
 )
-from orbitmq.common import Message, MessageExt
+from orbitmq.common import Message, MessageExt, decode_message_id
+from orbitmq.protocol.header import (
+    CheckTransactionStateRequestHeader,
+    EndTransactionRequestHeader,
+)
 from orbitmq.testing import InProcessCluster
 from tests.eventually import eventually_async
 
 pytestmark = pytest.mark.timeout(60)
+
+PRODUCER_PROCESS = Path(__file__).resolve().parent / "clients" / "transaction_producer_process.py"
 
 TOPIC = "TxProducerTopic"
 GROUP = "tx-producer-pg"
@@ -193,3 +205,146 @@ def run_blocking(namesrv_addr: str, listener: Listener) -> list[LocalTransaction
         while not listener.checked and time.monotonic() < deadline:
             time.sleep(0.05)
         return [now.local_transaction_state, later.local_transaction_state]
+
+
+class RecordedEnds:
+    """Every END_TRANSACTION ``producer`` sends (its header fields and remark) and every
+    check it is handed (the header), recorded on their way through the real calls."""
+
+    def __init__(self, producer: TransactionProducer, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ends: list[tuple[dict[str, str], str | None]] = []
+        self.checks: list[dict[str, str]] = []
+        api = producer.instance.api
+        end_transaction = api.end_transaction
+        check_transaction_state = producer.check_transaction_state
+
+        async def end(
+            addr: str, header: EndTransactionRequestHeader, timeout_s: float, **kw: Any
+        ) -> None:
+            self.ends.append((header.to_ext_fields(), kw.get("remark")))
+            await end_transaction(addr, header, timeout_s, **kw)
+
+        def check(addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader) -> None:
+            self.checks.append(header.to_ext_fields())
+            check_transaction_state(addr, msg, header)
+
+        monkeypatch.setattr(api, "end_transaction", end)
+        monkeypatch.setattr(producer, "check_transaction_state", check)
+
+
+class FailsFirstCheck(Listener):
+    """Raises on its local transaction and on the first check; commits on the second."""
+
+    def check_local_transaction(self, msg: MessageExt) -> LocalTransactionState:
+        if Listener.check_local_transaction(self, msg) is not COMMIT:
+            raise RuntimeError("the database is still down")
+        return COMMIT
+
+
+async def test_end_transaction_carries_rocketmqs_fields(
+    cluster: InProcessCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As RocketMQ 4.9.8's DefaultMQProducerImpl.endTransaction and checkTransactionState:
+    the verdict names the half as stored, UNKNOW is sent too, a listener's exception goes in
+    the remark; a check's answer repeats the check's offsets and transaction id."""
+    listener = FailsFirstCheck(UNKNOW, COMMIT)
+    async with TransactionProducer(
+        GROUP, transaction_listener=listener, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        recorded = RecordedEnds(producer, monkeypatch)
+        sent = await producer.send_message_in_transaction(Message(TOPIC, b"raise"))
+        assert await eventually_async(lambda: visible(cluster), 10) == [b"raise"]
+    result = sent.send_result
+    uniq = result.msg_id
+    first, first_remark = recorded.ends[0]
+    assert first == {
+        "producerGroup": GROUP,
+        "tranStateTableOffset": str(result.queue_offset),
+        "commitLogOffset": str(decode_message_id(result.offset_msg_id)[1]),
+        "commitOrRollback": "0",  # UNKNOW: sent, the broker ignores it
+        "fromTransactionCheck": "false",
+        "msgId": uniq,  # the UNIQ_KEY; no transactionId (the send answer gave none)
+        "bname": "broker-a",
+    }
+    assert first_remark == (
+        "executeLocalTransactionBranch exception: RuntimeError: the local transaction failed"
+    )
+    # Two checks: each of the half's current copy (put back, so a later offset each time).
+    assert len(recorded.checks) == 2 and len(recorded.ends) == 3
+    for check, (answer, _remark) in zip(recorded.checks, recorded.ends[1:], strict=True):
+        assert check["msgId"] == check["transactionId"] == uniq
+        assert check["bname"] == "broker-a"
+        assert int(check["tranStateTableOffset"]) > result.queue_offset
+        assert decode_message_id(check["offsetMsgId"])[1] == int(check["commitLogOffset"])
+        assert answer == {
+            "producerGroup": GROUP,
+            "tranStateTableOffset": check["tranStateTableOffset"],
+            "commitLogOffset": check["commitLogOffset"],
+            "commitOrRollback": answer["commitOrRollback"],
+            "fromTransactionCheck": "true",
+            "msgId": uniq,
+            "transactionId": uniq,
+            "bname": "broker-a",
+        }
+    assert [a["commitOrRollback"] for a, _r in recorded.ends[1:]] == ["0", "8"]
+    assert [r for _a, r in recorded.ends[1:]] == [
+        "checkLocalTransactionState Exception: RuntimeError: the database is still down",
+        None,
+    ]
+
+
+async def test_a_new_producer_of_the_group_answers_for_one_that_is_gone(
+    cluster: InProcessCluster,
+) -> None:
+    """The producer that sent the half shuts down (its process restarts) before the check;
+    the broker asks the new producer of the same group, whose listener commits it."""
+    gone = Listener(UNKNOW)
+    async with TransactionProducer(
+        GROUP, transaction_listener=gone, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        sent = await producer.send_message_in_transaction(Message(TOPIC, b"orphan"))
+        assert sent.local_transaction_state is UNKNOW
+    assert await visible(cluster) == []
+
+    restarted = Listener(COMMIT)
+    async with TransactionProducer(
+        GROUP, transaction_listener=restarted, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        # Sending is what makes a new producer known to the broker (its heartbeat).
+        await producer.send_message_in_transaction(Message(TOPIC, b"commit-new"))
+        assert await eventually_async(lambda: visible_at_least(cluster, 2), 10) == [
+            b"commit-new",
+            b"orphan",
+        ]
+    assert restarted.checked == [b"orphan"]
+    assert gone.checked == []
+
+
+async def test_a_half_whose_producer_process_was_killed_is_answered_by_its_successor(
+    cluster: InProcessCluster,
+) -> None:
+    """The process that staged the half is killed (SIGKILL: no unregister); a new process
+    of the group (here a producer in this one) answers the broker's check."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, str(PRODUCER_PROCESS), cluster.namesrv_addr, TOPIC, GROUP, "killed"]
+    victim = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert victim.stdout is not None
+        staged = await asyncio.wait_for(asyncio.to_thread(victim.stdout.readline), 30)
+        assert staged.startswith("STAGED ")
+    finally:
+        victim.kill()
+        victim.wait()
+    assert await visible(cluster) == []
+
+    successor = Listener(COMMIT)
+    async with TransactionProducer(
+        GROUP, transaction_listener=successor, namesrv_addr=cluster.namesrv_addr
+    ) as producer:
+        await producer.send_message_in_transaction(Message(TOPIC, b"commit-next"))
+        assert await eventually_async(lambda: visible_at_least(cluster, 2), 10) == [
+            b"commit-next",
+            b"killed",
+        ]
+    assert successor.checked[:1] == [b"killed"]
+    assert await visible(cluster) == [b"commit-next", b"killed"]  # once

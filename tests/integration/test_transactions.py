@@ -174,7 +174,10 @@ async def test_end_transactions_sends_each_verdict_as_the_header_rocketmq_expect
             commit_log_offset=decode_message_id(result.offset_msg_id)[1],
             commit_or_rollback=verdict,
             msg_id=result.msg_id,
-            transaction_id=result.msg_id,
+            # RocketMQ's endTransaction: the send answer's transaction id (4.9.8's brokers,
+            # as ours, give none) and the half's broker name.
+            transaction_id=result.transaction_id,
+            broker_name="broker-a",
         ).to_ext_fields()
 
     expected = [header(r, sf.TRANSACTION_COMMIT_TYPE) for r in kept]

@@ -17,8 +17,9 @@ restarts keep it.
 
 Deliberately unlike RocketMQ 4.9.8: a half whose producer group has no live producer is not
 counted and waits until one registers (RocketMQ counts such rounds and discards after the
-max, losing transactions whose producers were down for a while). A late answer for the old
-offset of a half put back is answered SUCCESS and ignored; the new half is asked again.
+max, losing transactions whose producers were down for a while). A late answer naming an
+older copy of a half put back reaches its current copy, and a late commit of a discarded
+half is still stored, once (both in ``TransactionalMessageService``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from orbitmq.protocol import RemotingCommand, RequestCode
 from orbitmq.protocol.header import CheckTransactionStateRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import ChannelContext
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus
+from orbitmq.store import GetMessageStatus, MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ class TransactionalMessageCheckService:
         if channel is None:
             return True  # waits for a producer of its group, uncounted
         renewed = await self._service.resolve(half, _renewed_half(half, times + 1), put_back=True)
-        if renewed is None or renewed.status is not PutMessageStatus.PUT_OK:
+        if renewed is None or not renewed.status.is_ok:
             log.warning("putting back half %d failed: %s", half.queue_offset, renewed)
             return True
         assert renewed.append_result is not None
@@ -157,8 +158,8 @@ class TransactionalMessageCheckService:
             RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE, 0
         )
         kept = _copy_half(half, RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, 0, dict(half.properties))
-        result = await self._service.resolve(half, kept)
-        if result is not None and result.status is PutMessageStatus.PUT_OK:
+        result = await self._service.resolve(half, kept, discarded=True)
+        if result is not None and result.status.is_ok:
             self.discarded_count += 1
             log.warning(
                 "half %d (transaction %s) checked %d times: moved to %s",

@@ -16,6 +16,9 @@ Better than RocketMQ's: resolving a half twice (a commit retried after a lost an
 answered SUCCESS without storing it again; the set of done halves is rebuilt from the op
 topic at start, so this holds across restarts. Halves nobody resolved are asked about by
 ``TransactionalMessageCheckService`` (CHECK_TRANSACTION_STATE), which resolves them here too.
+A half it discarded after ``transactionCheckMax`` checks (its op message says so) may still
+be committed, once, by a late verdict: RocketMQ's brokers store such a commit too (they do
+not look at the op topic), and a commit answered SUCCESS must not be lost.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from orbitmq.common.record_layout import BATCH_ITEM_PREFIX, HOST_V6_FLAGS, calc_
 from orbitmq.common.topic import RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from orbitmq.protocol import ResponseCode
 from orbitmq.protocol.header import EndTransactionRequestHeader
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageResult, PutMessageStatus
+from orbitmq.store import GetMessageStatus, MessageStore, PutMessageResult
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,9 @@ class TransactionalMessageService:
         self._resolved: set[int] = set()
         #: Halves the check-back put back: half queue offset -> the offset of its new copy.
         self._put_back: dict[int, int] = {}
+        #: Halves the check-back discarded after transactionCheckMax checks and no commit
+        #: made visible since: resolved, but a late commit still stores them.
+        self._discarded: set[int] = set()
 
     def load(self) -> None:
         """Rebuild the resolved set from the op topic (at broker start)."""
@@ -78,6 +84,10 @@ class TransactionalMessageService:
                     moved_to = op.properties.get(mc.PROPERTY_PUT_BACK_TO)
                     if moved_to is not None and moved_to.isdigit():
                         self._put_back[half_offset] = int(moved_to)
+                    if op.properties.get(mc.PROPERTY_TRANSACTION_DISCARDED) == "true":
+                        self._discarded.add(half_offset)
+                    else:  # a late commit of a discarded half settled it
+                        self._discarded.discard(half_offset)
             offset = result.next_begin_offset
         if self._resolved:
             log.info("%d resolved half messages known from the op topic", len(self._resolved))
@@ -143,12 +153,32 @@ class TransactionalMessageService:
         # A verdict on a copy the check-back has put back is one on its current copy (a
         # producer's answer may cross the put-back); a half resolved otherwise is done.
         half = self._current_copy(half)
+        commit = header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE
+        if half is not None and commit and half.queue_offset in self._discarded:
+            return await self._commit_discarded(half)
         if half is None or half.queue_offset in self._resolved:
             return ResponseCode.SUCCESS, None  # resolved before: nothing to do again
-        commit = header.commit_or_rollback == sf.TRANSACTION_COMMIT_TYPE
         result = await self.resolve(half, _final_message(half) if commit else None)
-        if result is not None and result.status is not PutMessageStatus.PUT_OK:
+        if result is not None and not result.status.is_ok:
             return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
+        return ResponseCode.SUCCESS, None
+
+    async def _commit_discarded(self, half: MessageExt) -> tuple[int, str | None]:
+        """A commit of a half the check-back discarded: stored as any commit (RocketMQ's
+        EndTransactionProcessor does not look at the op topic, so a late commit still
+        works there), once; a second op message records that for restarts."""
+        offset = half.queue_offset
+        self._discarded.discard(offset)  # before any await: one late commit stores it
+        try:
+            result = await self._store.async_put_message(_final_message(half))
+            if not result.status.is_ok:
+                self._discarded.add(offset)
+                return ResponseCode.SYSTEM_ERROR, f"storing the committed message: {result}"
+            await self._store.async_put_message(self._op_message(half, None))
+        except BaseException:
+            self._discarded.add(offset)
+            raise
+        log.warning("half %d, discarded after its checks, committed late", offset)
         return ResponseCode.SUCCESS, None
 
     def _current_copy(self, half: MessageExt) -> MessageExt | None:
@@ -165,7 +195,12 @@ class TransactionalMessageService:
         return half
 
     async def resolve(
-        self, half: MessageExt, replacement: MessageExtBrokerInner | None, *, put_back: bool = False
+        self,
+        half: MessageExt,
+        replacement: MessageExtBrokerInner | None,
+        *,
+        put_back: bool = False,
+        discarded: bool = False,
     ) -> PutMessageResult | None:
         """Record ``half`` as done, storing ``replacement`` first (a commit's final message,
         a checked half put back, a discarded one): the replacement's put result (the half
@@ -177,22 +212,28 @@ class TransactionalMessageService:
             moved_to = None
             if replacement is not None:
                 result = await self._store.async_put_message(replacement)
-                if result.status is not PutMessageStatus.PUT_OK:
+                if not result.status.is_ok:
                     self._resolved.discard(half.queue_offset)
                     return result
                 if put_back and result.append_result is not None:
                     moved_to = result.append_result.logics_offset
                     self._put_back[half.queue_offset] = moved_to
-            await self._store.async_put_message(self._op_message(half, moved_to))
+            await self._store.async_put_message(self._op_message(half, moved_to, discarded))
         except BaseException:
             self._resolved.discard(half.queue_offset)
             raise
+        if discarded:
+            self._discarded.add(half.queue_offset)
         return result
 
-    def _op_message(self, half: MessageExt, moved_to: int | None) -> MessageExtBrokerInner:
+    def _op_message(
+        self, half: MessageExt, moved_to: int | None, discarded: bool = False
+    ) -> MessageExtBrokerInner:
         properties = {mc.PROPERTY_TAGS: REMOVE_TAG}
         if moved_to is not None:
             properties[mc.PROPERTY_PUT_BACK_TO] = str(moved_to)
+        if discarded:
+            properties[mc.PROPERTY_TRANSACTION_DISCARDED] = "true"
         return MessageExtBrokerInner(
             RMQ_SYS_TRANS_OP_HALF_TOPIC,
             body=str(half.queue_offset).encode(),

@@ -359,17 +359,22 @@ class MQClientInstance:
 
     async def send_heartbeat_to_all_brokers(self) -> None:
         """HEART_BEAT to every known master (and, for consumers, every slave)."""
+        for broker_name in list(self.broker_addrs):
+            await self.send_heartbeat_to_broker(broker_name)
+
+    async def send_heartbeat_to_broker(self, broker_name: str) -> None:
+        """HEART_BEAT to the master of ``broker_name`` (and, for consumers, its slaves); a
+        failure is logged, not raised: the periodic heartbeat tries again."""
         data = self.heartbeat_data()
         if not data.producer_data_set and not data.consumer_data_set:
             return
-        for broker_name, addrs in list(self.broker_addrs.items()):
-            for broker_id, addr in addrs.items():
-                if broker_id != MASTER_ID and not data.consumer_data_set:
-                    continue
-                try:
-                    await self.api.send_heartbeat(addr, data, self.config.mq_client_api_timeout_s)
-                except Exception as exc:
-                    log.warning("heartbeat to %s (%s) failed: %s", broker_name, addr, exc)
+        for broker_id, addr in list(self.broker_addrs.get(broker_name, {}).items()):
+            if broker_id != MASTER_ID and not data.consumer_data_set:
+                continue
+            try:
+                await self.api.send_heartbeat(addr, data, self.config.mq_client_api_timeout_s)
+            except Exception as exc:
+                log.warning("heartbeat to %s (%s) failed: %s", broker_name, addr, exc)
 
 
 def own_or_borrow(

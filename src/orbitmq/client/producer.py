@@ -42,7 +42,7 @@ from orbitmq.common.topic import (
     send_forbidden_remark,
     topic_problem,
 )
-from orbitmq.protocol.header import EndTransactionRequestHeader, SendMessageRequestHeader
+from orbitmq.protocol.header import SendMessageRequestHeader
 from orbitmq.remoting import RemotingError
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,11 @@ class Producer(AsyncLifetime):
             send_latency_fault_enable=self.config.send_latency_fault_enable
         )
         self.hooks: list[SendMessageHook] = []
+        #: Brokers told by a heartbeat (to that broker alone), before this producer's first
+        #: send to each, that it is a producer of its group; None (the default): not done.
+        #: A producer that answers checks sets a set: a broker asks only producers it knows,
+        #: and would know this one only after the periodic heartbeat (30 s by default).
+        self._announced: set[str] | None = None
         self._started = False
 
     async def start(self) -> None:
@@ -205,15 +210,20 @@ class Producer(AsyncLifetime):
         queue: MessageQueue,
         *,
         timeout_s: float | None = None,
+        properties: Mapping[str, str] | None = None,
     ) -> SendResult:
         """Store ``msg`` on ``queue`` as a half message of a transaction, invisible until a
         commit verdict (``end_transactions``); tried once, as sends to a named queue are.
+        ``properties`` go on the half itself (a batch's own properties): the message a
+        check of it carries has them.
 
         A batch is staged whole: one half that one verdict commits (its messages stored
         consecutively) or rolls back. That is OrbitMQ's; RocketMQ's brokers stage single
         messages only."""
         self._check_started()
-        staged = {mc.PROPERTY_TRANSACTION_PREPARED: "true", mc.PROPERTY_PRODUCER_GROUP: self.group}
+        staged = dict(properties or {})
+        staged[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
+        staged[mc.PROPERTY_PRODUCER_GROUP] = self.group
         if isinstance(msg, Message):
             msg.properties.update(staged)
             prepared = self._prepare_one(msg)
@@ -295,16 +305,8 @@ class Producer(AsyncLifetime):
                 addr = await self.instance.find_broker_addr_or_fetch(
                     verdict.broker_name, verdict.topic
                 )
-                header = EndTransactionRequestHeader(
-                    producer_group=self.group,
-                    tran_state_table_offset=verdict.half_offset,
-                    commit_log_offset=verdict.commit_log_offset,
-                    commit_or_rollback=verdict.state.value,
-                    msg_id=verdict.msg_id,
-                    transaction_id=verdict.msg_id,
-                )
                 await self.instance.api.end_transaction(
-                    addr, header, self.config.send_msg_timeout_s
+                    addr, verdict.header(self.group), self.config.send_msg_timeout_s
                 )
 
         await asyncio.gather(*(run(s) for s in sequences))
@@ -331,6 +333,9 @@ class Producer(AsyncLifetime):
     ) -> SendResult | None:
         """One attempt at ``mq``'s broker, between the hooks; None when oneway."""
         addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        if self._announced is not None and mq.broker_name not in self._announced:
+            self._announced.add(mq.broker_name)
+            await self.instance.send_heartbeat_to_broker(mq.broker_name)
         deadline.waiting_for(f"broker {mq.broker_name} at {addr}", "check that it is running")
         context = SendContext(self.group, prepared.original, mq, addr)
         for hook in self.hooks:

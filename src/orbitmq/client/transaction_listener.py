@@ -42,6 +42,17 @@ async def call_listener(
 ) -> LocalTransactionState:
     """``method(*args)``, awaited if it is ``async def``, else on ``executor``; UNKNOW when
     it raises or answers something else than a state (as RocketMQ logs and leaves it)."""
+    state, _error = await run_listener(method, executor, *args)
+    return state
+
+
+async def run_listener(
+    method: Callable[..., ListenerAnswer],
+    executor: concurrent.futures.Executor,
+    *args: Any,
+) -> tuple[LocalTransactionState, Exception | None]:
+    """As ``call_listener``, with the exception the method raised (None if it answered):
+    RocketMQ's producers tell the broker about it in END_TRANSACTION's remark."""
     try:
         if inspect.iscoroutinefunction(method):
             answer = await method(*args)
@@ -50,10 +61,18 @@ async def call_listener(
             answer = await loop.run_in_executor(executor, method, *args)
             if inspect.isawaitable(answer):
                 answer = await answer
-    except Exception:
+    except Exception as exc:
         log.exception("transaction listener %s raised: the state is UNKNOW", method)
-        return LocalTransactionState.UNKNOW
+        return LocalTransactionState.UNKNOW, exc
     if not isinstance(answer, LocalTransactionState):
         log.warning("transaction listener %s answered %r: taken as UNKNOW", method, answer)
-        return LocalTransactionState.UNKNOW
-    return answer
+        return LocalTransactionState.UNKNOW, None
+    return answer, None
+
+
+def failure_remark(prefix: str, error: Exception | None) -> str | None:
+    """END_TRANSACTION's remark when the listener raised (RocketMQ's ``prefix``, then the
+    exception), else none."""
+    if error is None:
+        return None
+    return f"{prefix}: {type(error).__name__}: {error}"

@@ -13,7 +13,11 @@ from typing import Any
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.producer import Producer, ProducerConfig
 from orbitmq.client.send_result import SendResult, SendStatus
-from orbitmq.client.transaction_listener import TransactionListener, call_listener
+from orbitmq.client.transaction_listener import (
+    TransactionListener,
+    failure_remark,
+    run_listener,
+)
 from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
 from orbitmq.common import SYSTEM_CLOCK, Clock, Message, MessageExt
 from orbitmq.common import message_const as mc
@@ -27,6 +31,11 @@ log = logging.getLogger(__name__)
 #: Threads of the check executor that runs plain (not ``async def``) listener methods
 #: (RocketMQ's checkThreadPoolMinSize is 1; a few let slow checks overlap).
 CHECK_THREADS = 4
+#: How long a check's answer may take to send (RocketMQ's checkTransactionState: 3000 ms).
+CHECK_ANSWER_TIMEOUT_S = 3.0
+#: Where RocketMQ's producer puts the send answer's transaction id on the message it hands
+#: the listener's executeLocalTransaction.
+TRANSACTION_ID_PROPERTY = "__transactionId__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +74,7 @@ class TransactionProducer(Producer):
         self.transaction_listener = transaction_listener
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._checks: set[asyncio.Task[None]] = set()
-        #: Brokers told of this group by a heartbeat since start.
-        self._heartbeated: set[str] = set()
+        self._announced = set()  # brokers know it before they have a half to ask about
 
     async def start(self) -> None:
         self._executor = concurrent.futures.ThreadPoolExecutor(
@@ -94,9 +102,10 @@ class TransactionProducer(Producer):
         self, msg: Message, arg: Any = None
     ) -> TransactionSendResult:
         """Stage ``msg`` as a half message (one broker, tried once: R8), run the listener's
-        ``execute_local_transaction(msg, arg)``, and send its verdict. UNKNOW (or a listener
-        that raises) sends no commit: the broker checks back later. A half not stored
-        (``send_status`` other than SEND_OK) is rolled back without running the listener."""
+        ``execute_local_transaction(msg, arg)``, and send its verdict, UNKNOW included (as
+        RocketMQ's endTransaction: the broker ignores it and checks back later). A half not
+        stored (``send_status`` other than SEND_OK) is rolled back without running the
+        listener."""
         self._check_started()
         if mc.PROPERTY_DELAY_TIME_LEVEL in msg.properties:
             # As RocketMQ: a delayed transactional message would bypass the half topic.
@@ -104,13 +113,12 @@ class TransactionProducer(Producer):
         info = await self._publish_info(msg.topic)
         queue = self.fault_strategy.select_one_message_queue(info, None)
         result = await self.send_half(msg, queue)
-        if queue.broker_name not in self._heartbeated:
-            # A broker checks back only producers it knows: without this, not before the
-            # periodic heartbeat (30 s by default).
-            await self.instance.send_heartbeat_to_all_brokers()
-            self._heartbeated.add(queue.broker_name)
+        error = None
         if result.send_status is SendStatus.SEND_OK:
-            state = await call_listener(
+            if result.transaction_id is not None:
+                # As RocketMQ's sendMessageInTransaction, for the listener to see.
+                msg.properties[TRANSACTION_ID_PROPERTY] = result.transaction_id
+            state, error = await run_listener(
                 self.transaction_listener.execute_local_transaction,
                 self._thread_pool(),
                 msg,
@@ -120,7 +128,9 @@ class TransactionProducer(Producer):
             state = LocalTransactionState.ROLLBACK_MESSAGE
         verdict = TransactionVerdict.of_half(result, state)
         try:
-            await self._end_transaction(verdict)
+            await self._end_transaction(
+                verdict, failure_remark("executeLocalTransactionBranch exception", error)
+            )
         except Exception as exc:
             # As RocketMQ: the half is stored, so the broker's check settles it.
             log.warning("verdict %s on half %s not sent: %s", state.name, result.msg_id, exc)
@@ -138,7 +148,10 @@ class TransactionProducer(Producer):
     async def _answer_check(
         self, broker_addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
     ) -> None:
-        state = await call_listener(
+        """RocketMQ's checkTransactionState: END_TRANSACTION fromTransactionCheck naming the
+        half as the check did, its msgId the half's UNIQ_KEY (else its offset id), oneway;
+        UNKNOW is sent too (the broker ignores it and asks again next interval)."""
+        state, error = await run_listener(
             self.transaction_listener.check_local_transaction, self._thread_pool(), msg
         )
         unique_key = msg.unique_key or msg.msg_id
@@ -150,31 +163,28 @@ class TransactionProducer(Producer):
             from_transaction_check=True,
             msg_id=unique_key,
             transaction_id=header.transaction_id,
+            broker_name=header.broker_name,
         )
         try:
             await self.instance.api.end_transaction(
                 broker_addr,
                 end,
-                self.config.send_msg_timeout_s,
-                remark=f"check of half {unique_key}",
+                CHECK_ANSWER_TIMEOUT_S,
+                remark=failure_remark("checkLocalTransactionState Exception", error),
                 oneway=True,
             )
         except Exception as exc:
             log.warning("answer to the check of half %s not sent: %s", unique_key, exc)
 
-    async def _end_transaction(self, verdict: TransactionVerdict) -> None:
+    async def _end_transaction(self, verdict: TransactionVerdict, remark: str | None) -> None:
         """The verdict as END_TRANSACTION, oneway (as RocketMQ's endTransactionOneway)."""
         addr = await self.instance.find_broker_addr_or_fetch(verdict.broker_name, verdict.topic)
-        header = EndTransactionRequestHeader(
-            producer_group=self.group,
-            tran_state_table_offset=verdict.half_offset,
-            commit_log_offset=verdict.commit_log_offset,
-            commit_or_rollback=verdict.state.value,
-            msg_id=verdict.msg_id,
-            transaction_id=verdict.msg_id,
-        )
         await self.instance.api.end_transaction(
-            addr, header, self.config.send_msg_timeout_s, oneway=True
+            addr,
+            verdict.header(self.group),
+            self.config.send_msg_timeout_s,
+            remark=remark,
+            oneway=True,
         )
 
     def _thread_pool(self) -> concurrent.futures.Executor:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from orbitmq.client.send_result import SendResult
 from orbitmq.common import decode_message_id
 from orbitmq.common import sys_flag as sf
+from orbitmq.protocol.header import EndTransactionRequestHeader
 
 
 class LocalTransactionState(enum.Enum):
@@ -35,9 +36,12 @@ class TransactionVerdict:
     half_offset: int
     #: Where the half is stored (the offset in its ``offset_msg_id``).
     commit_log_offset: int
-    #: The half's unique id (the send's ``msg_id``), also its transaction id.
+    #: The half's unique id (the send's ``msg_id``).
     msg_id: str
     state: LocalTransactionState
+    #: The transaction id the broker's send answer gave (RocketMQ 5's brokers answer the
+    #: UNIQ_KEY, 4.9.8's nothing); sent back as is, as RocketMQ's endTransaction does.
+    transaction_id: str | None = None
 
     @classmethod
     def of_half(cls, result: SendResult, state: LocalTransactionState) -> TransactionVerdict:
@@ -51,4 +55,18 @@ class TransactionVerdict:
             commit_log_offset=commit_log_offset,
             msg_id=result.msg_id,
             state=state,
+            transaction_id=result.transaction_id,
+        )
+
+    def header(self, producer_group: str) -> EndTransactionRequestHeader:
+        """This verdict as END_TRANSACTION's header, with the fields RocketMQ's
+        DefaultMQProducerImpl.endTransaction sets (bname included)."""
+        return EndTransactionRequestHeader(
+            producer_group=producer_group,
+            tran_state_table_offset=self.half_offset,
+            commit_log_offset=self.commit_log_offset,
+            commit_or_rollback=self.state.value,
+            msg_id=self.msg_id,
+            transaction_id=self.transaction_id,
+            broker_name=self.broker_name,
         )

@@ -60,6 +60,9 @@ PROPERTY_HALF_BATCH: Final = "ORBITMQ_HALF_BATCH"
 #: On the op message of a half that the check-back put back: the queue offset of its new
 #: copy in the half topic, so that a verdict naming the old copy reaches the new one.
 PROPERTY_PUT_BACK_TO: Final = "ORBITMQ_PUT_BACK_TO"
+#: On the op message of a half the check-back discarded after transactionCheckMax checks:
+#: a late commit may still make it visible (once), as RocketMQ's brokers let it.
+PROPERTY_TRANSACTION_DISCARDED: Final = "ORBITMQ_DISCARDED"
 
 #: The properties clients and brokers set, as opposed to a user's own (RocketMQ's
 #: ``MessageConst.STRING_HASH_SET``): every key above.

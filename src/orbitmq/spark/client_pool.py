@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from orbitmq.sync import AdminClient, Producer, QueueReader
+from orbitmq.client import TransactionListener
+from orbitmq.sync import AdminClient, Producer, QueueReader, TransactionProducer
 
 C = TypeVar("C", AdminClient, Producer, QueueReader)
 K = TypeVar("K", bound=Hashable)
@@ -62,11 +63,17 @@ def ensure_topic(namesrv_addr: str, topic: str) -> None:
     _ensured.add((namesrv_addr, topic))
 
 
-def producer_for(namesrv_addr: str, group: str) -> Producer:
-    """This process's started producer of ``group`` for ``namesrv_addr``."""
-    return _pooled(
-        _producers, (namesrv_addr, group), lambda: Producer(group, namesrv_addr=namesrv_addr)
-    )
+def producer_for(
+    namesrv_addr: str, group: str, checker: Callable[[], TransactionListener]
+) -> Producer:
+    """This process's started producer of ``group`` for ``namesrv_addr``: a transactional
+    one, whose listener (made by ``checker`` when the producer is made) answers the
+    broker's checks of the group's halves while the process lives."""
+
+    def make() -> Producer:
+        return TransactionProducer(group, transaction_listener=checker(), namesrv_addr=namesrv_addr)
+
+    return _pooled(_producers, (namesrv_addr, group), make)
 
 
 def discard(namesrv_addr: str) -> None:

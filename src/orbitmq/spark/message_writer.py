@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pyspark import TaskContext
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
 
@@ -30,8 +33,14 @@ from orbitmq.client import MQClientError, SendResult
 from orbitmq.common import Message, MessageQueue, OrbitError, decode_message_id
 from orbitmq.common import message_const as mc
 from orbitmq.common.java_hash import java_string_hash
-from orbitmq.spark import client_pool
+from orbitmq.spark.half_check import sink_producer
 from orbitmq.spark.options import OptionError, SinkOptions
+from orbitmq.spark.staged_batch import (
+    SINK_HALF_PROPERTY,
+    SINK_STAGE_PROPERTY,
+    StagedBatch,
+    stage_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -83,21 +92,6 @@ def message_id(write_id: str, batch_id: int, partition: int, sequence: int) -> s
     return hashlib.blake2b(text, digest_size=16).hexdigest().upper()
 
 
-@dataclass(frozen=True)
-class StagedBatch:
-    """A batch of rows a task staged (exactlyOnce) as one half message on the queue its rows
-    go to: what the driver's verdict names."""
-
-    broker_name: str
-    topic: str
-    queue_id: int
-    #: The half's offset in the half topic (RocketMQ's tranStateTableOffset).
-    half_offset: int
-    commit_log_offset: int
-    #: The half's own message id (its rows keep their UNIQ_KEYs).
-    msg_id: str
-
-
 @dataclass
 class WriteSummary(WriterCommitMessage):
     """What one task wrote, for the driver's commit: messages per topic, and with
@@ -126,11 +120,12 @@ class MessageWriter:
         self._options = options
         self._write_id = write_id
         self._batch_id = batch_id
-        self._producer = client_pool.producer_for(options.namesrv_addr, options.producer_group)
+        self._producer = sink_producer(options)
+        self._stage = stage_name(write_id, batch_id)
         self._queues: dict[str, list[MessageQueue]] = {}
         self._pending: dict[MessageQueue, list[Message]] = {}
         self._pending_bytes: dict[MessageQueue, int] = {}
-        self._in_flight: dict[MessageQueue, tuple[Future[SendResult], list[Message]]] = {}
+        self._in_flight: dict[MessageQueue, tuple[_Sending, list[Message]]] = {}
         #: Per topic, the round-robin position: tasks start at their partition number so
         #: that they do not all begin on queue 0.
         self._next_queue: dict[str, int] = {}
@@ -212,11 +207,16 @@ class MessageWriter:
         self._settle(mq)  # the queue's previous batch first: order
         self._in_flight[mq] = (self._send(messages, mq), messages)
 
-    def _send(self, messages: list[Message], mq: MessageQueue) -> Future[SendResult]:
-        """A batch on its way: stored, or with exactlyOnce staged whole as one half."""
+    def _send(self, messages: list[Message], mq: MessageQueue) -> _Sending:
+        """A batch on its way: stored, or with exactlyOnce staged whole as one half named
+        by its stage and an id of its own (a new one each attempt: a half an attempt stored
+        without hearing so must not share the id the intent names)."""
         if self._options.exactly_once:
-            return self._producer.send_half_async(messages, mq)
-        return self._producer.send_async(messages, queue=mq)
+            half_id = uuid.uuid4().hex
+            properties = {SINK_STAGE_PROPERTY: self._stage, SINK_HALF_PROPERTY: half_id}
+            future = self._producer.send_half_async(messages, mq, properties=properties)
+            return _Sending(future, half_id)
+        return _Sending(self._producer.send_async(messages, queue=mq), "")
 
     def _settle(self, mq: MessageQueue) -> None:
         """Wait for the send in flight to ``mq``; a retriable failure is sent again (same
@@ -224,8 +224,8 @@ class MessageWriter:
         entry = self._in_flight.pop(mq, None)
         if entry is None:
             return
-        future, messages = entry
-        result = self._outcome(future, messages, mq)
+        sending, messages = entry
+        result, half_id = self._outcome(sending, messages, mq)
         if self._options.exactly_once:
             _host, commit_log_offset = decode_message_id(result.offset_msg_id)
             self.summary.staged.append(
@@ -236,20 +236,24 @@ class MessageWriter:
                     result.queue_offset,
                     commit_log_offset,
                     result.offset_msg_id,
+                    half_id,
                 )
             )
         counts = self.summary.messages_by_topic
         counts[mq.topic] = counts.get(mq.topic, 0) + len(messages)
+        if self._options.failpoint == "task-exit" and _first_attempt():
+            # Testing only: the worker dies as a killed one does, its halves left staged.
+            os._exit(3)
 
     def _outcome(
-        self, future: Future[SendResult], sent: list[Message], mq: MessageQueue
-    ) -> SendResult:
-        """The result of a send in flight; a retriable failure is sent again to the same
-        queue, with backoff, before the caller goes on."""
+        self, sending: _Sending, sent: list[Message], mq: MessageQueue
+    ) -> tuple[SendResult, str]:
+        """The result of a send in flight (and the half id it staged); a retriable failure
+        is sent again to the same queue, with backoff, before the caller goes on."""
         delay = _FIRST_BACKOFF_S
         for attempt in range(1, _SEND_ATTEMPTS):
             try:
-                return future.result()  # the send's own timeout bounds it
+                return sending.future.result(), sending.half_id  # the send's own timeout
             except OrbitError as exc:
                 # Remoting and broker errors say whether another attempt may succeed.
                 if not getattr(exc, "retriable", False):
@@ -257,5 +261,18 @@ class MessageWriter:
                 log.warning("send %d to %s failed, again: %s", attempt, mq, exc)
             time.sleep(delay)
             delay *= 2
-            future = self._send(sent, mq)
-        return future.result()
+            sending = self._send(sent, mq)
+        return sending.future.result(), sending.half_id
+
+
+@dataclass(frozen=True)
+class _Sending:
+    """A send in flight and, when it stages a half, that half's id."""
+
+    future: Future[SendResult]
+    half_id: str
+
+
+def _first_attempt() -> bool:
+    context = TaskContext.get()
+    return context is not None and context.attemptNumber() == 0

@@ -125,7 +125,8 @@ class SinkOptions:
     #: Stage every message as a half message; the driver's commit makes them visible.
     exactly_once: bool = False
     #: Testing only: ``before-commit`` or ``after-commit``, optionally ``:<batch id>``; the
-    #: driver's commit fails there, as a crash would stop it.
+    #: driver's commit fails there, as a crash would stop it. ``task-exit``: a task's first
+    #: attempt kills its Python worker right after staging its first half.
     failpoint: str | None = None
 
     @classmethod

@@ -25,6 +25,7 @@ from orbitmq.client import MQClientError
 from orbitmq.spark import staged_commit
 from orbitmq.spark.message_writer import MessageWriter, WriteSummary
 from orbitmq.spark.options import SinkOptions
+from orbitmq.spark.staged_batch import stage_name
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def _stage(messages: Sequence[WriterCommitMessage | None], batch_id: int) -> str
         return None
     if len(query_ids) > 1:
         raise MQClientError(f"batch {batch_id}: the tasks name {len(query_ids)} queries")
-    return f"{query_ids.pop()}/{batch_id}"
+    return stage_name(query_ids.pop(), batch_id)
 
 
 def _total(messages: Sequence[WriterCommitMessage | None]) -> int:
@@ -67,14 +68,21 @@ class OrbitMQBatchWriter(DataSourceArrowWriter):
         writer = MessageWriter(self.options, self.write_id, 0, _partition())
         return writer.write(iterator)
 
+    @property
+    def _stage(self) -> str:
+        """The write's one stage (its tasks' batch id is 0)."""
+        return stage_name(self.write_id, 0)
+
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.options.exactly_once:
-            staged_commit.commit(self.options, staged_commit.staged_of(messages), None)
+            staged = staged_commit.staged_of(messages)
+            staged_commit.commit(self.options, staged, self._stage, replayable=False)
         log.info("orbitmq sink: write %s stored %d messages", self.write_id, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.options.exactly_once:
-            staged_commit.roll_back(self.options, staged_commit.staged_of(messages), None)
+            staged = staged_commit.staged_of(messages)
+            staged_commit.roll_back(self.options, staged, self._stage, replayable=False)
         log.warning(
             "orbitmq sink: write %s failed after storing %d messages (at least once: a new"
             " run sends them again)",
@@ -100,15 +108,17 @@ class OrbitMQStreamWriter(DataSourceStreamArrowWriter):
         return writer.write(iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        if self.options.exactly_once:
+        stage = _stage(messages, batchId)
+        if self.options.exactly_once and stage is not None:
             staged = staged_commit.staged_of(messages)
-            staged_commit.commit(self.options, staged, _stage(messages, batchId))
+            staged_commit.commit(self.options, staged, stage, replayable=True)
         log.info("orbitmq sink: batch %d stored %d messages", batchId, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        if self.options.exactly_once:
+        stage = _stage(messages, batchId)
+        if self.options.exactly_once and stage is not None:
             staged = staged_commit.staged_of(messages)
-            staged_commit.roll_back(self.options, staged, _stage(messages, batchId))
+            staged_commit.roll_back(self.options, staged, stage, replayable=True)
         log.warning(
             "orbitmq sink: batch %d failed after storing %d messages (at least once: the"
             " replay sends them again with the same ids)",

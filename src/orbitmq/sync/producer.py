@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from orbitmq.client import (
@@ -58,11 +58,15 @@ class Producer(GroupFacade[AsyncProducer, ProducerConfig]):
         self._call(self._client.end_transactions(sequences), timeout_s)
 
     def send_half_async(
-        self, msg: Message | Sequence[Message], queue: MessageQueue
+        self,
+        msg: Message | Sequence[Message],
+        queue: MessageQueue,
+        *,
+        properties: Mapping[str, str] | None = None,
     ) -> concurrent.futures.Future[SendResult]:
         """Start ``Producer.send_half`` (a batch is staged whole) and return at once; its
         outcome arrives through the returned future."""
-        return self._submit(self._client.send_half(msg, queue))
+        return self._submit(self._client.send_half(msg, queue, properties=properties))
 
     def send_async(
         self,

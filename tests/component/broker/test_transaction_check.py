@@ -373,3 +373,33 @@ async def test_a_half_with_its_own_immunity_time_waits_that_long(
     await check_pass(broker)
     bodies = {(await producer.recorder.next_check())[1].body for _ in range(2)}
     assert bodies == {b"immune", b"plain"}
+
+
+async def test_a_late_commit_of_a_discarded_half_stores_it_once_across_restarts(
+    start_broker: BrokerStarter, producer: Producer, clock: ManualClock
+) -> None:
+    broker = await start_broker()
+    await producer.register(broker)
+    await producer.send_half(broker, b"slow", "UNIQ9")
+    clock.advance(TIMEOUT_MS + 1)
+    checks = []
+    for _ in range(CHECK_MAX):
+        await check_pass(broker)
+        checks.append((await producer.recorder.next_check())[0])
+    await check_pass(broker)
+    assert checker(broker).discarded_count == 1
+    assert stored(broker, TOPIC, 1) == []
+
+    # The producer's commit comes after the discard (RocketMQ's broker stores it too).
+    await producer.answer(broker, checks[-1], sf.TRANSACTION_COMMIT_TYPE)
+    await producer.answer(broker, checks[0], sf.TRANSACTION_COMMIT_TYPE)  # again: no copy
+    await settle(broker)
+    assert [m.body for m in stored(broker, TOPIC, 1)] == [b"slow"]
+
+    await broker.stop()
+    broker = await start_broker()
+    await producer.register(broker)
+    await producer.answer(broker, checks[-1], sf.TRANSACTION_COMMIT_TYPE)
+    await check_pass(broker)
+    await no_check_arrives(producer, broker)
+    assert [m.body for m in stored(broker, TOPIC, 1)] == [b"slow"]

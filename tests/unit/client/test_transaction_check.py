@@ -1,6 +1,7 @@
 """The client side of a transaction check: the instance hands CHECK_TRANSACTION_STATE to
 the transactional producer of the half's group (none: ignored), and ``call_listener`` runs
-plain and ``async def`` listener methods, a failure counting as UNKNOW."""
+plain and ``async def`` listener methods, a failure counting as UNKNOW (and named in the
+verdict's remark)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, cast
 import pytest
 
 from orbitmq.client import ClientConfig, LocalTransactionState, MQClientInstance
-from orbitmq.client.transaction_listener import call_listener
+from orbitmq.client.transaction_listener import call_listener, failure_remark, run_listener
 from orbitmq.common import MessageExt, encode_message
 from orbitmq.common import message_const as mc
 from orbitmq.protocol import RemotingCommand, RequestCode
@@ -116,3 +117,16 @@ async def test_call_listener_takes_plain_and_async_methods_and_a_failure_is_unkn
 
 def test_unknown_is_rocketmqs_unknow() -> None:
     assert LocalTransactionState.UNKNOWN is UNKNOW
+
+
+async def test_run_listener_hands_back_the_exception_for_the_remark(
+    executor: concurrent.futures.Executor,
+) -> None:
+    state, error = await run_listener(fails, executor, "msg")
+    assert state is UNKNOW and isinstance(error, RuntimeError)
+    assert failure_remark("checkLocalTransactionState Exception", error) == (
+        "checkLocalTransactionState Exception: RuntimeError: the database is down"
+    )
+    assert await run_listener(commits, executor, "msg") == (COMMIT, None)
+    assert await run_listener(answers_nothing, executor, "msg") == (UNKNOW, None)
+    assert failure_remark("executeLocalTransactionBranch exception", None) is None
