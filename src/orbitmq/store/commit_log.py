@@ -50,6 +50,7 @@ from orbitmq.store.put_message_result import (
     PutMessageResult,
     PutMessageStatus,
 )
+from orbitmq.store.timer.timer_intake import transform_timer_message
 
 log = logging.getLogger(__name__)
 
@@ -335,6 +336,9 @@ class CommitLog:
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append one message (RocketMQ's putMessage): checked first, then encoded and
         written under the put lock."""
+        refused = transform_timer_message(msg, self.config, self._clock.now_ms())
+        if refused is not None:
+            return refused
         self._apply_delay_level(msg)
         props_text = msg.properties_string or message_properties_to_string(msg.properties)
         props = props_text.encode()
