@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from orbitmq.common.file_system import FileSystem
+from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,20 @@ class TimerLog:
         if mapped is None:
             return None
         return TimerUnit.unpack(mapped.read(position - mapped.file_from_offset, UNIT_SIZE))
+
+    def delete_expired(self, min_phy_offset: int) -> int:
+        """Delete leading files whose every unit points below ``min_phy_offset`` (their
+        messages left the commit log; RocketMQ's ``deleteExpiredFileByOffsetForTimerLog``).
+        Units are appended in timer-topic order, so a file's last unit points furthest."""
+
+        def expired(mapped: MappedFile) -> bool:
+            position = mapped.wrote_position - UNIT_SIZE
+            if position < 0:
+                return False
+            unit = TimerUnit.unpack(mapped.read(position, UNIT_SIZE))
+            return unit is not None and unit.offset_py + unit.size_py <= min_phy_offset
+
+        return self.queue.delete_expired_by_offset(expired)
 
     def flush(self) -> int:
         """Sync what was appended; the position synced up to."""
