@@ -353,6 +353,16 @@ class MessageStore:
             reput.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
         return result
 
+    def put_message_group(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """Store several messages (any topics, no waiting for a sync flush) with one write;
+        one result each. For threads: the timer store delivers with it."""
+        failure = self._check_store_status()
+        results = [failure] * len(msgs) if failure else self.commit_log.put_message_group(msgs)
+        self.reput_message_service.wakeup()
+        if self.flush_real_time_service is not None:
+            self.flush_real_time_service.wakeup()
+        return results
+
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         return self.put_message(batch)
 

@@ -4,13 +4,14 @@ RocketMQ's code; a restart with timers pending; a timer due while the broker was
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
 from orbitmq.broker import BrokerConfig, BrokerController
 from orbitmq.common import message_const as mc
 from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
-from orbitmq.protocol import RequestCode, ResponseCode
+from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import (
     pull_all,
@@ -28,7 +29,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _timer_request(body: bytes, props: dict[str, str], queue_id: int = 1):  # type: ignore[no-untyped-def]
+def _timer_request(body: bytes, props: dict[str, str], queue_id: int = 1) -> RemotingCommand:
     return send_request(RequestCode.SEND_MESSAGE_V2, send_header(TOPIC, props, queue_id), body)
 
 
@@ -87,7 +88,7 @@ async def test_timers_pending_over_a_restart_and_due_while_down(
     sent_header(await send(client, broker, due_while_down))
     sent_header(await send(client, broker, after_restart))
     await broker.stop()
-    time.sleep(0.5)  # the first falls due while no broker runs
+    await asyncio.sleep(0.5)  # the first falls due while no broker runs
 
     broker = make()
     await broker.start()

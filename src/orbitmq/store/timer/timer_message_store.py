@@ -43,6 +43,8 @@ ENQUEUE_BATCH: Final = 4096
 #: Timers held in memory at most (due ones waiting for their put); past it intake and slot
 #: reading pause, so memory stays bounded however many fall due at once.
 MAX_READY: Final = 100_000
+#: Due timers put with one commit log write.
+DELIVER_BATCH: Final = 256
 #: Longest sleep: new timers wake the loop (``wakeup``), this only bounds a missed wakeup.
 IDLE_WAIT_MS: Final = 200
 #: Pause before retrying a delivery the store refused for now (busy, flushing slowly).
@@ -73,7 +75,7 @@ class TimerHostStore(Protocol):
         self, commit_log_offset: int, size: int | None = None
     ) -> memoryview | None: ...
 
-    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult: ...
+    def put_message_group(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]: ...
 
     @property
     def min_phy_offset(self) -> int: ...
@@ -281,41 +283,62 @@ class TimerMessageStore(Service):
         heapq.heappush(self._ready, timer._replace(seq=self._seq))
 
     def deliver(self, now: int) -> int:
-        """Put every ready timer due by ``now`` into its real topic; how many went."""
+        """Put every ready timer due by ``now`` into its real topic, DELIVER_BATCH at a time
+        with one commit log write each; how many went."""
         if now < self._retry_at_ms:
             return 0
         ready, count = self._ready, 0
         while ready and ready[0].due_ms <= now:
-            timer = ready[0]
-            if not self._put(timer, now):
+            batch = [heapq.heappop(ready)]
+            while ready and ready[0].due_ms <= now and len(batch) < DELIVER_BATCH:
+                batch.append(heapq.heappop(ready))
+            retry = self._put_batch(batch, now)
+            count += len(batch) - len(retry)
+            if retry:
+                for timer in retry:
+                    heapq.heappush(ready, timer)
                 self._retry_at_ms = now + RETRY_WAIT_MS
                 break
-            heapq.heappop(ready)
-            count += 1
         self.delivered += count
         return count
 
-    def _put(self, timer: ReadyTimer, now: int) -> bool:
-        """Store one due timer's message in its real topic; False to retry it later."""
+    def _put_batch(self, batch: list[ReadyTimer], now: int) -> list[ReadyTimer]:
+        """Store due timers' messages in their real topics; the timers to retry later."""
+        messages: list[MessageExtBrokerInner] = []
+        sent: list[ReadyTimer] = []
+        for timer in batch:
+            inner = self._timeup(timer, now)
+            if inner is not None:
+                messages.append(inner)
+                sent.append(timer)
+        if not messages:
+            return []
+        retry = []
+        for timer, result in zip(sent, self._store.put_message_group(messages), strict=True):
+            if result.status is PutMessageStatus.PUT_OK:
+                continue
+            if result.status in _FINAL_FAILURES:
+                log.error("timer message at %d dropped: %s", timer.offset_py, result.remark)
+            else:
+                retry.append(timer)
+        if retry:
+            log.warning("delivering %d timer messages failed; retrying", len(retry))
+        return retry
+
+    def _timeup(self, timer: ReadyTimer, now: int) -> MessageExtBrokerInner | None:
+        """The due timer's message for its real topic; None if there is none to deliver."""
         record = self._store.select_one_message_by_offset(timer.offset_py, timer.size_py)
         if record is None:
             log.error("timer message at %d is gone from the commit log", timer.offset_py)
-            return True
+            return None
         try:
             inner = timer_timeup(decode_message(record), timer.enqueue_ms, now)
         except MessageFormatError:
             log.exception("skipping an undecodable timer message at %d", timer.offset_py)
-            return True
+            return None
         if inner is None:
             log.error("timer message at %d has no REAL_TOPIC/REAL_QID", timer.offset_py)
-            return True
-        result = self._store.put_message(inner)
-        if result.status is PutMessageStatus.PUT_OK or result.status in _FINAL_FAILURES:
-            if result.status is not PutMessageStatus.PUT_OK:
-                log.error("timer message at %d dropped: %s", timer.offset_py, result.remark)
-            return True
-        log.warning("delivering a timer message failed (%s); retrying", result.status)
-        return False
+        return inner
 
     def flush(self) -> None:
         """Sync the timer log, then the wheel, then write timercheck: its read time and
