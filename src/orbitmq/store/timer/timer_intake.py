@@ -83,6 +83,14 @@ def transform_timer_message(
             PutMessageStatus.WHEEL_TIMER_NOT_ENABLE,
             "accurate timer message is not enabled, timerWheelEnable is false",
         )
+    if mc.PROPERTY_TIMER_DEL_UNIQKEY in msg.properties:
+        # RocketMQ 5.1 parks such a message as a marker that cancels another timer; OrbitMQ
+        # does not cancel timers, and delivering the marker would hand it to consumers.
+        return _failure(
+            PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL,
+            f"timer message illegal: {mc.PROPERTY_TIMER_DEL_UNIQKEY} (cancelling a pending "
+            "timer) is not supported",
+        )
     found = deliver_time_ms(msg, now_ms)
     if found is None:
         key = next(k for k in TIMER_REQUEST_PROPERTIES if k in msg.properties)
