@@ -6,6 +6,11 @@ TimerMessageStore; the process's RSS (VmRSS) is read before the first put and af
 last timer is filed (pages of the mapped store files released, as the broker's idle release
 does), and the intake rate (puts + filing) is reported.
 
+(a') ``--broker-pending N``: the same through a real ``orbitmq start`` process (name server
+and broker) and a real producer (256 sends in flight): the broker process's RSS before the
+sends and after them, each read after ``--idle`` seconds without puts (the broker drops its
+mapped files' pages from its resident set after 10 s idle, as it does in service).
+
 (b) ``--rate R`` timers per second fall due for ``--seconds S`` seconds: all are put first
 (due from 2 s after the puts end), then the timer thread runs; lateness of each is its
 delivered copy's store timestamp minus its TIMER_OUT_MS.
@@ -13,22 +18,29 @@ delivered copy's store timestamp minus its TIMER_OUT_MS.
 Store and timer store run in this process, without the network: the numbers are the
 broker's store, not its remoting. One core.
 
-    .venv/bin/python benchmarks/timer_bench.py [--pending N] [--rate R] [--seconds S]
+    .venv/bin/python benchmarks/timer_bench.py [--pending N] [--broker-pending N] [--idle S]
+        [--rate R] [--seconds S]
         [--dir PATH] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import random
+import re
+import subprocess
+import sys
 import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from orbitmq.common import MessageExtBrokerInner, decode_message
+from orbitmq.client import Producer
+from orbitmq.common import Message, MessageExtBrokerInner, decode_message
 from orbitmq.common import message_const as mc
 from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
 from orbitmq.store import GetMessageStatus, MessageStore, MessageStoreConfig, TimerMessageStore
@@ -103,6 +115,75 @@ def bench_pending(root: Path, count: int) -> dict[str, float]:
     }
 
 
+READY = re.compile(r"OrbitMQ ready: name server (\S+), broker (\S+)")
+
+
+def process_rss_bytes(pid: int, field: str = "VmRSS") -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+async def send_timers(namesrv: str, count: int, concurrency: int) -> float:
+    """Send ``count`` timers spread over 3 days through a real producer; seconds taken."""
+    rng = random.Random(2)
+    base = now_ms() + 120_000
+    sem = asyncio.Semaphore(concurrency)
+    async with Producer("timer-bench", namesrv_addr=namesrv) as producer:
+
+        async def one(i: int) -> None:
+            async with sem:
+                msg = Message(TOPIC, b"x" * 100)
+                msg.deliver_time_ms = base + rng.randrange(THREE_DAYS_MS - 240_000)
+                await producer.send(msg)
+
+        await producer.send(Message(TOPIC, b"warm-up"))
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(count)))
+        return time.perf_counter() - start
+
+
+def bench_broker_pending(root: Path, count: int, idle_s: float) -> dict[str, float]:
+    """(a) through a real `orbitmq start` process: its RSS before the sends and after them,
+    once idle for ``idle_s`` (the broker drops mapped pages after 10 s without puts)."""
+    root.mkdir(parents=True)
+    out = (root / "out").open("w+")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orbitmq.cli", "start", "--data-dir", str(root / "data"),
+         "--namesrv-port", "0", "--listen-port", "0"],
+        stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        match = None
+        for _ in range(300):
+            out.seek(0)
+            match = next(filter(None, map(READY.search, out.read().splitlines())), None)
+            if match:
+                break
+            time.sleep(0.05)
+        assert match, "the broker did not start"
+        time.sleep(idle_s)
+        before = process_rss_bytes(process.pid)
+        anon_before = process_rss_bytes(process.pid, "RssAnon")
+        send_s = asyncio.run(send_timers(match.group(1), count, 256))
+        time.sleep(idle_s)
+        after = process_rss_bytes(process.pid)
+        anon_after = process_rss_bytes(process.pid, "RssAnon")
+    finally:
+        process.terminate()
+        process.wait(60)
+    return {
+        "pending": count,
+        "broker_rss_before_mb": before / 2**20,
+        "broker_rss_after_mb": after / 2**20,
+        "broker_rss_growth_mb": (after - before) / 2**20,
+        "broker_anon_growth_mb": (anon_after - anon_before) / 2**20,
+        "sends_per_s": count / send_s,
+    }
+
+
 def bench_due(root: Path, rate: int, seconds: int) -> dict[str, float]:
     store, timers = open_store(root)
     count = rate * seconds
@@ -153,6 +234,8 @@ def bench_due(root: Path, rate: int, seconds: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", type=int, default=1_000_000)
+    parser.add_argument("--broker-pending", type=int, default=0, help="(a) via `orbitmq start`")
+    parser.add_argument("--idle", type=float, default=15.0, help="seconds idle before RSS")
     parser.add_argument("--rate", type=int, default=20_000)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--dir", type=Path, default=None)
@@ -163,6 +246,10 @@ def main() -> None:
         results: dict[str, dict[str, float]] = {}
         if args.pending:
             results["pending"] = bench_pending(base / "pending", args.pending)
+        if args.broker_pending:
+            results["broker"] = bench_broker_pending(
+                base / "broker", args.broker_pending, args.idle
+            )
         if args.rate and args.seconds:
             results["due"] = bench_due(base / "due", args.rate, args.seconds)
     finally:
