@@ -31,10 +31,10 @@ import json
 import os
 import random
 import re
-import subprocess
-import sys
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
