@@ -568,6 +568,11 @@ class MessageStore:
     def min_phy_offset(self) -> int:
         return self.commit_log.min_offset
 
+    @property
+    def flushed_phy_offset(self) -> int:
+        """How far the commit log is synced (read from any thread)."""
+        return self.commit_log.mapped_file_queue.flushed_where
+
     def wait_for_dispatch(self, timeout_s: float = 10.0) -> bool:
         """Block until everything written so far is dispatched (visible); False on timeout."""
         return self.reput_message_service.wait_for_dispatch(self.commit_log.max_offset, timeout_s)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+from collections import deque
 from typing import Final, NamedTuple, Protocol
 
 from orbitmq.common import message_const as mc
@@ -79,6 +80,12 @@ class TimerHostStore(Protocol):
 
     @property
     def min_phy_offset(self) -> int: ...
+
+    @property
+    def max_phy_offset(self) -> int: ...
+
+    @property
+    def flushed_phy_offset(self) -> int: ...
 
 
 class ReadyTimer(NamedTuple):
@@ -155,6 +162,9 @@ class TimerMessageStore(Service):
         self._seq = 0
         self._last_flush_ms = 0
         self._retry_at_ms = 0
+        #: Positions the checkpoint may take once the commit log is synced past the first
+        #: number: (commit log end when they were taken, read time, queue offset).
+        self._candidates: deque[tuple[int, int, int]] = deque()
         #: Timers delivered since load (for tests and the benchmark).
         self.delivered = 0
 
@@ -191,7 +201,7 @@ class TimerMessageStore(Service):
     def shutdown(self, timeout_s: float = 10.0) -> None:
         super().shutdown(timeout_s)
         if self.wheel is not None:
-            self.flush()
+            self.flush(final=True)
             self.wheel.shutdown()
             self.wheel = None
             self.timer_log.shutdown()
@@ -208,8 +218,8 @@ class TimerMessageStore(Service):
         self.deliver(now)
         if now - self._last_flush_ms >= self._config.timer_flush_interval_ms:
             self.flush()
-        if not caught_up:
-            return 0.0
+        if not caught_up and len(self._ready) < MAX_READY:
+            return 0.0  # more to file at once
         waits = [IDLE_WAIT_MS, self.curr_read_ms - now]
         if self._ready:
             waits.append(max(self._ready[0].due_ms, self._retry_at_ms) - now)
@@ -340,9 +350,12 @@ class TimerMessageStore(Service):
             log.error("timer message at %d has no REAL_TOPIC/REAL_QID", timer.offset_py)
         return inner
 
-    def flush(self) -> None:
-        """Sync the timer log, then the wheel, then write timercheck: its read time and
-        queue offset never pass a timer that is not delivered yet."""
+    def flush(self, final: bool = False) -> None:
+        """Sync the timer log, then the wheel, then write timercheck. Its read time and
+        queue offset never pass a timer that is not delivered yet, nor a delivery whose copy
+        in the real topic is not synced in the commit log yet (they wait in ``_candidates``
+        for the store's flush services). ``final``: the broker is stopping and the store's
+        shutdown syncs the commit log next, so the newest positions are taken."""
         wheel = self.wheel
         assert wheel is not None, "load() first"
         log_end = self.timer_log.flush()
@@ -356,11 +369,16 @@ class TimerMessageStore(Service):
                 read_ms = min(read_ms, timer.slot_ms)
             else:
                 queue_offset = min(queue_offset, timer.queue_offset)
+        candidates = self._candidates
+        candidates.append((self._store.max_phy_offset, read_ms, queue_offset))
+        flushed = self._store.flushed_phy_offset
         checkpoint = self.checkpoint
-        checkpoint.last_read_time_ms = read_ms
+        while candidates and (final or candidates[0][0] <= flushed):
+            _, checkpoint.last_read_time_ms, checkpoint.last_timer_queue_offset = (
+                candidates.popleft()
+            )
+        checkpoint.master_timer_queue_offset = checkpoint.last_timer_queue_offset
         checkpoint.last_timer_log_flush_pos = log_end
-        checkpoint.last_timer_queue_offset = queue_offset
-        checkpoint.master_timer_queue_offset = queue_offset
         now = self._clock.now_ms()
         checkpoint.save(self._config.timer_check_file, self._fs, now)
         self._last_flush_ms = now
