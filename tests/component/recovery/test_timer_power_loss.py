@@ -51,7 +51,10 @@ def test_no_acknowledged_timer_is_lost_to_a_power_loss(
             clock.advance(1500)
             _pass(store, timers)
             end = store.max_phy_offset
-            eventually(lambda: store.flushed_phy_offset >= end, what="commit log synced")
+            eventually(
+                lambda end=end: store.flushed_phy_offset >= end,  # type: ignore[misc]
+                what="commit log synced",
+            )
             timers.flush()  # a checkpoint: what follows is never synced by the timer store
         msg = make_message(
             "RealTopic", b"t%02d" % i, properties={mc.PROPERTY_TIMER_DELAY_MS: str(delay)}

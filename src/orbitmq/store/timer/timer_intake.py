@@ -10,7 +10,11 @@ from __future__ import annotations
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
 from orbitmq.common.message import MessageExtBrokerInner
-from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
+from orbitmq.common.topic import (
+    RMQ_SYS_TRANS_HALF_TOPIC,
+    RMQ_SYS_TRANS_OP_HALF_TOPIC,
+    RMQ_SYS_WHEEL_TIMER_TOPIC,
+)
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.put_message_result import PutMessageResult, PutMessageStatus
 
@@ -70,11 +74,14 @@ def transform_timer_message(
     topic and queue in REAL_TOPIC / REAL_QID and its due time in TIMER_OUT_MS. A time now or
     in the past leaves the message as it is (delivered at once). Returns the refusal, or None
     when the message may be stored. Halves and rollbacks are left alone: a transactional
-    timer message starts its wait when it is committed, as in RocketMQ."""
+    timer message starts its wait when it is committed. (RocketMQ 5 stores a half with its
+    transaction type cleared, so its hook parks the half itself in the timer topic, with the
+    half topic as REAL_TOPIC, and the transaction is lost; its gRPC proxy refuses such
+    messages. Here halves and their op records are never parked.)"""
     if sf.transaction_value(msg.sys_flag) not in (
         sf.TRANSACTION_NOT_TYPE,
         sf.TRANSACTION_COMMIT_TYPE,
-    ):
+    ) or msg.topic in (RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC):
         return None
     if not is_timer_message(msg):
         return None
