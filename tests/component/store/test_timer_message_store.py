@@ -202,3 +202,18 @@ def test_checkpoint_never_passes_an_undelivered_timer(store_factory: StoreFactor
     assert held.last_read_time_ms == saved.last_read_time_ms
     saved = _checkpoint(store, timers)
     assert saved.last_read_time_ms > START_MS + 280
+
+
+def test_the_loop_wakes_for_the_earliest_timer_or_slot(store_factory: StoreFactory) -> None:
+    clock = ManualClock(START_MS)  # 50 ms into a 100 ms slot
+    store = store_factory(clock=clock, start=False)
+    timers = _timers(store, clock)
+    assert store.put_message(_timer(b"a", {mc.PROPERTY_TIMER_DELAY_MS: "280"})).is_ok
+    store.reput_message_service.do_reput()
+    assert timers.step() == 0.05  # the next slot begins in 50 ms
+    clock.advance(255)  # into the timer's slot: read into memory, due in 25 ms
+    assert timers.step() == 0.025
+    assert timers.pending_ready == 1
+    clock.advance(25)
+    timers.step()
+    assert timers.delivered == 1
