@@ -7,7 +7,7 @@ last timer is filed (pages of the mapped store files released, as the broker's i
 does), and the intake rate (puts + filing) is reported.
 
 (a') ``--broker-pending N``: the same through a real ``orbitmq start`` process (name server
-and broker) and a real producer (256 sends in flight): the broker process's RSS before the
+and broker) and a real producer (64 sends in flight): the broker process's RSS before the
 sends and after them, each read after ``--idle`` seconds without puts (the broker drops its
 mapped files' pages from its resident set after 10 s idle, as it does in service).
 
@@ -127,21 +127,24 @@ def process_rss_bytes(pid: int, field: str = "VmRSS") -> int:
 
 
 async def send_timers(namesrv: str, count: int, concurrency: int) -> float:
-    """Send ``count`` timers spread over 3 days through a real producer; seconds taken."""
+    """Send ``count`` timers spread over 3 days through a real producer, ``concurrency``
+    sends in flight; seconds taken."""
     rng = random.Random(2)
     base = now_ms() + 120_000
-    sem = asyncio.Semaphore(concurrency)
+    left = count
     async with Producer("timer-bench", namesrv_addr=namesrv) as producer:
 
-        async def one(i: int) -> None:
-            async with sem:
+        async def worker() -> None:
+            nonlocal left
+            while left > 0:
+                left -= 1
                 msg = Message(TOPIC, b"x" * 100)
                 msg.deliver_time_ms = base + rng.randrange(THREE_DAYS_MS - 240_000)
                 await producer.send(msg)
 
         await producer.send(Message(TOPIC, b"warm-up"))
         start = time.perf_counter()
-        await asyncio.gather(*(one(i) for i in range(count)))
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
         return time.perf_counter() - start
 
 
@@ -167,7 +170,7 @@ def bench_broker_pending(root: Path, count: int, idle_s: float) -> dict[str, flo
         time.sleep(idle_s)
         before = process_rss_bytes(process.pid)
         anon_before = process_rss_bytes(process.pid, "RssAnon")
-        send_s = asyncio.run(send_timers(match.group(1), count, 256))
+        send_s = asyncio.run(send_timers(match.group(1), count, 64))
         time.sleep(idle_s)
         after = process_rss_bytes(process.pid)
         anon_after = process_rss_bytes(process.pid, "RssAnon")
