@@ -101,3 +101,33 @@ async def test_timers_pending_over_a_restart_and_due_while_down(
         assert got[1].store_timestamp >= sent_at + 2500
     finally:
         await broker.stop()
+
+
+async def test_a_delay_level_wins_over_timer_properties(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    props = {mc.PROPERTY_DELAY_TIME_LEVEL: "1", mc.PROPERTY_TIMER_DELAY_SEC: "3600"}
+    sent_at = _now_ms()
+    sent_header(await send(client, broker, _timer_request(b"level", props)))
+    assert broker.message_store.get_max_offset_in_queue(RMQ_SYS_WHEEL_TIMER_TOPIC, 0) == 0
+    got = await pull_all(client, broker, TOPIC, 1, queue_id=1)  # level 1: 1 s, not an hour
+    assert got[0].store_timestamp >= sent_at + 1000
+    assert mc.PROPERTY_TIMER_DELAY_SEC not in got[0].properties
+    assert mc.PROPERTY_TIMER_OUT_MS not in got[0].properties
+
+
+async def test_timer_wheel_disabled_is_refused_as_rocketmq_does(
+    client: RemotingClient, tmp_path: Path
+) -> None:
+    config = BrokerConfig(broker_name="broker-off", broker_ip1="127.0.0.1", listen_port=0)
+    broker = BrokerController(config, small_config(tmp_path / "off", timer_wheel_enable=False))
+    await broker.start()
+    try:
+        assert broker.timer_message_store is None
+        response = await send(
+            client, broker, _timer_request(b"x", {mc.PROPERTY_TIMER_DELAY_MS: "5"})
+        )
+        assert response.code == ResponseCode.SYSTEM_ERROR
+        assert response.remark == "accurate timer message is not enabled, timerWheelEnable is false"
+    finally:
+        await broker.stop()
