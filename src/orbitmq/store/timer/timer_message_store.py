@@ -167,6 +167,9 @@ class TimerMessageStore(Service):
         self._candidates: deque[tuple[int, int, int]] = deque()
         #: Timers delivered since load (for tests and the benchmark).
         self.delivered = 0
+        #: Something was filed, read from the wheel or delivered since the last checkpoint:
+        #: an idle broker syncs and rewrites nothing (slots read empty need no record).
+        self._dirty = False
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -243,6 +246,7 @@ class TimerMessageStore(Service):
                 elif not self._file(wheel, offset_py, size_py, due_ms, now):
                     break  # its ring position holds an undelivered slot of another lap
             offset += 1
+        self._dirty |= offset != self.curr_queue_offset
         self.curr_queue_offset = offset
         return offset >= end
 
@@ -267,6 +271,7 @@ class TimerMessageStore(Service):
         while self.curr_read_ms <= now and len(self._ready) < MAX_READY:
             slot = wheel.get_slot(self.curr_read_ms)
             position = slot.last_pos
+            self._dirty |= position >= 0
             while position >= 0:
                 unit = self.timer_log.read(position)
                 if unit is None:
@@ -310,6 +315,7 @@ class TimerMessageStore(Service):
                 self._retry_at_ms = now + RETRY_WAIT_MS
                 break
         self.delivered += count
+        self._dirty |= count > 0
         return count
 
     def _put_batch(self, batch: list[ReadyTimer], now: int) -> list[ReadyTimer]:
@@ -358,6 +364,10 @@ class TimerMessageStore(Service):
         shutdown syncs the commit log next, so the newest positions are taken."""
         wheel = self.wheel
         assert wheel is not None, "load() first"
+        self._last_flush_ms = self._clock.now_ms()
+        if not self._dirty and not self._candidates:
+            return
+        self._dirty = False
         log_end = self.timer_log.flush()
         wheel.flush()
         # Timer log files pointing only at retired commit log files go (RocketMQ: every
@@ -379,9 +389,7 @@ class TimerMessageStore(Service):
             )
         checkpoint.master_timer_queue_offset = checkpoint.last_timer_queue_offset
         checkpoint.last_timer_log_flush_pos = log_end
-        now = self._clock.now_ms()
-        checkpoint.save(self._config.timer_check_file, self._fs, now)
-        self._last_flush_ms = now
+        checkpoint.save(self._config.timer_check_file, self._fs, self._last_flush_ms)
 
     @property
     def pending_ready(self) -> int:
