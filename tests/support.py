@@ -73,6 +73,7 @@ def small_config(root: Path | str, **overrides: Any) -> MessageStoreConfig:
         "reput_idle_interval": 50,
         "clean_resource_interval": 3_600_000,
         "delete_commit_log_files_interval": 0,
+        "mapped_file_size_timer_log": 52 * 1000,
     }
     values.update(overrides)
     return MessageStoreConfig(**values)

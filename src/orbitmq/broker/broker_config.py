@@ -159,3 +159,19 @@ def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         raise ConfigError(
             f"diskMaxUsedSpaceRatio: {store.disk_max_used_space_ratio} is outside 10..95"
         )
+    _check_timer(store)
+
+
+def _check_timer(store: MessageStoreConfig) -> None:
+    """The timer keys: a wheel of sane size (the file holds 2 x maxDelay / precision slots)."""
+    if not 10 <= store.timer_precision_ms <= 60_000:
+        raise ConfigError(f"timerPrecisionMs: {store.timer_precision_ms} is outside 10..60000")
+    # The timer log keeps a delay in a signed 32-bit field of ms, as RocketMQ does.
+    if not 1 <= store.timer_max_delay_sec <= 2_000_000:
+        raise ConfigError(
+            f"timerMaxDelaySec: {store.timer_max_delay_sec} is outside 1..2000000 (23 days)"
+        )
+    if store.mapped_file_size_timer_log < 4096:
+        raise ConfigError(
+            f"mappedFileSizeTimerLog: {store.mapped_file_size_timer_log} is under 4096 bytes"
+        )

@@ -38,6 +38,7 @@ from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.common.socket_address import advertised_host
+from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
 from orbitmq.protocol import RequestCode
 from orbitmq.remoting import (
     DEFAULT_CAPACITY,
@@ -45,7 +46,7 @@ from orbitmq.remoting import (
     RequestExecutor,
     RequestProcessor,
 )
-from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig
+from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig, TimerMessageStore
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,12 @@ class BrokerController(AsyncLifetime):
                 clock=clock,
                 fs=fs,
                 persist_interval_ms=store_config.flush_delay_offset_interval,
+            )
+        # Timer messages (RocketMQ 5): filed and delivered by a master only, as delay levels.
+        self.timer_message_store: TimerMessageStore | None = None
+        if store_config.broker_role is not BrokerRole.SLAVE and store_config.timer_wheel_enable:
+            self.timer_message_store = TimerMessageStore(
+                self.message_store, store_config, clock=clock, fs=fs
             )
         self.transactional_message_service = TransactionalMessageService(self.message_store)
         # The client registry (heartbeats); consumers hear of their group's changes.
@@ -292,6 +299,8 @@ class BrokerController(AsyncLifetime):
         self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
     ) -> None:
         # Called from the store: its reput thread, or the loop after a small put.
+        if topic == RMQ_SYS_WHEEL_TIMER_TOPIC and self.timer_message_store is not None:
+            self.timer_message_store.wakeup()  # file it now: its time may be near
         self.pull_request_hold_service.message_arriving(topic, queue_id, max_offset, tags_codes)
 
     @property
@@ -317,6 +326,8 @@ class BrokerController(AsyncLifetime):
             self.message_store.start()
             if self.schedule_message_service is not None:
                 self.schedule_message_service.start()
+            if self.timer_message_store is not None:
+                self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
             await self.remoting_server.start()
@@ -347,6 +358,8 @@ class BrokerController(AsyncLifetime):
         report = await asyncio.to_thread(self.message_store.load)
         if self.schedule_message_service is not None:
             await asyncio.to_thread(self.schedule_message_service.load)
+        if self.timer_message_store is not None:
+            await asyncio.to_thread(self.timer_message_store.load)
         await asyncio.to_thread(self.transactional_message_service.load)
         if report.abnormal:
             # Operators must learn of a crash from the broker itself, not from missing data.
@@ -387,8 +400,11 @@ class BrokerController(AsyncLifetime):
             await self.transactional_message_check_service.stop()
 
     def _stop_schedule_message_service(self) -> None:
+        """Delay levels and timers: both put into the store and persist their progress."""
         if self.schedule_message_service is not None:
             self.schedule_message_service.shutdown()
+        if self.timer_message_store is not None:
+            self.timer_message_store.shutdown()
 
     async def _persist_offsets_loop(self) -> None:
         await run_every(

@@ -82,6 +82,10 @@ def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[i
             "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
         ),
         PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+        # RocketMQ 5 answers both with codes of old; the store's remark names the property,
+        # its value and the limit.
+        PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, None),
+        PutMessageStatus.WHEEL_TIMER_NOT_ENABLE: (ResponseCode.SYSTEM_ERROR, None),
     }
 
 

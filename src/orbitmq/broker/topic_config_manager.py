@@ -23,6 +23,7 @@ from orbitmq.common.topic import (
     RMQ_SYS_OFFSET_MOVED_EVENT,
     RMQ_SYS_SCHEDULE_TOPIC,
     RMQ_SYS_SELF_TEST_TOPIC,
+    RMQ_SYS_WHEEL_TIMER_TOPIC,
     retry_topic,
     topic_problem,
 )
@@ -106,6 +107,8 @@ class TopicConfigManager(ConfigManager[TopicConfig]):
         topics.append(new_topic_config(cfg.broker_name, 1, broker_perm))
         topics.append(new_topic_config(RMQ_SYS_OFFSET_MOVED_EVENT, 1))
         topics.append(new_topic_config(RMQ_SYS_SCHEDULE_TOPIC, SCHEDULE_TOPIC_QUEUE_NUM))
+        # Timer messages wait in its one queue (RocketMQ 5 creates it when timerWheelEnable).
+        topics.append(new_topic_config(RMQ_SYS_WHEEL_TIMER_TOPIC, 1))
         topics.append(new_topic_config(f"{cfg.broker_cluster_name}_{REPLY_TOPIC_POSTFIX}", 1))
         for topic_config in topics:
             self._table[topic_config.topic_name] = topic_config

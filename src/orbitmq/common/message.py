@@ -58,6 +58,33 @@ class Message:
         self._set_or_clear(mc.PROPERTY_DELAY_TIME_LEVEL, str(level) if level else None)
 
     @property
+    def deliver_time_ms(self) -> int | None:
+        """RocketMQ 5's timer message: the absolute time (epoch ms) the message becomes
+        visible to consumers (TIMER_DELIVER_MS). A time now or past delivers at once; at
+        most the broker's timerMaxDelaySec ahead."""
+        raw = self.properties.get(mc.PROPERTY_TIMER_DELIVER_MS)
+        return int(raw) if raw else None
+
+    @deliver_time_ms.setter
+    def deliver_time_ms(self, value: int | None) -> None:
+        if value is not None and value < 0:
+            raise ValueError(f"deliver_time_ms: {value} is negative (epoch milliseconds)")
+        self._set_or_clear(mc.PROPERTY_TIMER_DELIVER_MS, None if value is None else str(value))
+
+    @property
+    def delay_ms(self) -> int | None:
+        """RocketMQ 5's timer message: visible this many ms after it reaches the broker
+        (TIMER_DELAY_MS)."""
+        raw = self.properties.get(mc.PROPERTY_TIMER_DELAY_MS)
+        return int(raw) if raw else None
+
+    @delay_ms.setter
+    def delay_ms(self, value: int | None) -> None:
+        if value is not None and value < 0:
+            raise ValueError(f"delay_ms: {value} is negative")
+        self._set_or_clear(mc.PROPERTY_TIMER_DELAY_MS, None if value is None else str(value))
+
+    @property
     def unique_key(self) -> str | None:
         """The client-generated id (UNIQ_KEY) that clients show as the message id."""
         return self.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)

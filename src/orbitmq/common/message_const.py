@@ -51,6 +51,15 @@ PROPERTY_SHARDING_KEY: Final = "__SHARDINGKEY"
 PROPERTY_TIMER_DELIVER_MS: Final = "TIMER_DELIVER_MS"
 PROPERTY_TIMER_DELAY_SEC: Final = "TIMER_DELAY_SEC"
 PROPERTY_TIMER_DELAY_MS: Final = "TIMER_DELAY_MS"
+#: On a timer message: its due time in ms, set by the broker at intake (RocketMQ 5 rounds it
+#: down to timerPrecisionMs; OrbitMQ keeps it exact, so delivery is never early).
+PROPERTY_TIMER_OUT_MS: Final = "TIMER_OUT_MS"
+#: On a delivered timer message: when it entered the time wheel, and when it left it.
+PROPERTY_TIMER_ENQUEUE_MS: Final = "TIMER_ENQUEUE_MS"
+PROPERTY_TIMER_DEQUEUE_MS: Final = "TIMER_DEQUEUE_MS"
+PROPERTY_TIMER_ROLL_TIMES: Final = "TIMER_ROLL_TIMES"
+PROPERTY_TIMER_DEL_UNIQKEY: Final = "TIMER_DEL_UNIQKEY"
+PROPERTY_TIMER_DELAY_LEVEL: Final = "TIMER_DELAY_LEVEL"
 #: On a message resent from a dead letter queue: the dead letter's offset message id
 #: (RocketMQ 5's name for the DLQ origin it records).
 PROPERTY_DLQ_ORIGIN_MESSAGE_ID: Final = "DLQ_ORIGIN_MESSAGE_ID"

@@ -17,6 +17,9 @@ RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC: Final = "TRANS_CHECK_MAX_TIME_TOPIC"
 RMQ_SYS_SELF_TEST_TOPIC: Final = "SELF_TEST_TOPIC"
 RMQ_SYS_OFFSET_MOVED_EVENT: Final = "OFFSET_MOVED_EVENT"
 SYSTEM_TOPIC_PREFIX: Final = "rmq_sys_"
+#: Where timer messages wait for their time (RocketMQ 5's ``TimerMessageStore.TIMER_TOPIC``,
+#: one queue). A system topic by its prefix.
+RMQ_SYS_WHEEL_TIMER_TOPIC: Final = SYSTEM_TOPIC_PREFIX + "wheel_timer"
 RETRY_GROUP_TOPIC_PREFIX: Final = "%RETRY%"
 DLQ_GROUP_TOPIC_PREFIX: Final = "%DLQ%"
 

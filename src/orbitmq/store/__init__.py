@@ -29,6 +29,7 @@ from orbitmq.store.recovery import RecoveryReport
 from orbitmq.store.reput_message_service import MessageArrivingListener
 from orbitmq.store.store_checkpoint import StoreCheckpoint
 from orbitmq.store.store_lock import StoreLock, StoreLockedError, store_holder_pid
+from orbitmq.store.timer import TimerMessageStore
 
 __all__ = [
     "CQ_STORE_UNIT_SIZE",
@@ -59,6 +60,7 @@ __all__ = [
     "StoreError",
     "StoreLock",
     "StoreLockedError",
+    "TimerMessageStore",
     "parse_records",
     "store_holder_pid",
 ]

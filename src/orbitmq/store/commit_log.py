@@ -41,6 +41,7 @@ from orbitmq.common.record_layout import (
 )
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, topic_problem
+from orbitmq.store.commit_log_group import append_group_locked
 from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
@@ -50,6 +51,7 @@ from orbitmq.store.put_message_result import (
     PutMessageResult,
     PutMessageStatus,
 )
+from orbitmq.store.timer.timer_intake import transform_timer_message
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,8 @@ _SYSFLAG: Final = struct.Struct(">i")
 _STORETIMESTAMP: Final = struct.Struct(">q")
 _UNCHECKED: Final = "?"
 _BATCH_TRANSACTION_TYPES: Final = (sf.TRANSACTION_NOT_TYPE, sf.TRANSACTION_COMMIT_TYPE)
+#: Stands for a result the group append will give, in ``put_message_group``.
+_GROUPED: Final = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, None, "grouped")
 
 
 @dataclass(slots=True)
@@ -337,6 +341,16 @@ class CommitLog:
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append one message (RocketMQ's putMessage): checked first, then encoded and
         written under the put lock."""
+        prepared = self._prepare_message(msg)
+        if isinstance(prepared, PutMessageResult):
+            return prepared
+        return self._put(prepared)
+
+    def _prepare_message(self, msg: MessageExtBrokerInner) -> _PreparedMessage | PutMessageResult:
+        """Timer intake, delay level, checks and host fields; the refusal if any."""
+        refused = transform_timer_message(msg, self.config, self._clock.now_ms())
+        if refused is not None:
+            return refused
         self._apply_delay_level(msg)
         props_text = msg.properties_string or message_properties_to_string(msg.properties)
         props = props_text.encode()
@@ -352,7 +366,39 @@ class CommitLog:
                 f"message of {size} bytes (body {len(msg.body)}) exceeds maxMessageSize "
                 f"{self.config.max_message_size}",
             )
-        return self._put(_PreparedMessage(msg, topic, props, born_host, sys_flag, size))
+        return _PreparedMessage(msg, topic, props, born_host, sys_flag, size)
+
+    def put_message_group(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """Append several single messages of any topics and queues, each as ``put_message``
+        would, with one write per commit log file instead of one each (the timer store's
+        deliveries: a syscall per message would cap them near 20,000/s). One result each."""
+        results: list[PutMessageResult] = []
+        group: list[_PreparedMessage] = []
+        for msg in msgs:
+            prepared = self._prepare_message(msg)
+            if isinstance(prepared, PutMessageResult):
+                results.append(prepared)
+            elif sf.transaction_value(prepared.sys_flag) not in _BATCH_TRANSACTION_TYPES:
+                results.append(self._put(prepared))  # a half: not counted in its queue
+            else:
+                results.append(_GROUPED)
+                group.append(prepared)
+        grouped = iter(self._put_group(group)) if group else iter(())
+        return [next(grouped) if r is _GROUPED else r for r in results]
+
+    def _put_group(self, group: list[_PreparedMessage]) -> list[PutMessageResult]:
+        results: list[PutMessageResult] = []
+        with self._put_lock:
+            now = self.begin_time_in_lock = self._clock.now_ms()
+            try:
+                while len(results) < len(group):
+                    done = append_group_locked(self, group[len(results) :], now)
+                    if not done:  # the next one does not fit this file: alone, as ever
+                        done = [self._append_locked(group[len(results)], now, time.perf_counter())]
+                    results += done
+            finally:
+                self.begin_time_in_lock = 0
+        return results
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         """Append every message of a client batch body (RocketMQ's putMessages), in one file

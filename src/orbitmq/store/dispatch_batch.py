@@ -38,13 +38,14 @@ from orbitmq.common.record_layout import (
     record_prefix,
     walk_records,
 )
-from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
+from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_WHEEL_TIMER_TOPIC
 
 _CACHE_LIMIT: Final = 65536
 _TAGS: Final = mc.PROPERTY_TAGS.encode() + b"\x01"
 _KEYS: Final = mc.PROPERTY_KEYS.encode() + b"\x01"
 _UNIQ_KEY: Final = mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX.encode() + b"\x01"
 _DELAY: Final = mc.PROPERTY_DELAY_TIME_LEVEL.encode() + b"\x01"
+_TIMER_OUT_MS: Final = mc.PROPERTY_TIMER_OUT_MS.encode() + b"\x01"
 _TAGS_LEN: Final = len(_TAGS)
 _UNIQ_KEY_LEN: Final = len(_UNIQ_KEY)
 
@@ -66,7 +67,7 @@ class DispatchBatch:
     store_timestamps: list[int]
     sys_flags: list[int]
     #: Consume-queue tag code: Java hashCode of TAGS (0 without), or for
-    #: SCHEDULE_TOPIC_XXXX the delivery time.
+    #: SCHEDULE_TOPIC_XXXX and rmq_sys_wheel_timer the delivery time.
     tags_codes: list[int]
     topics: list[str]
     #: Raw KEYS values (space-separated keys), None when absent.
@@ -315,6 +316,8 @@ def _columns(
         keys.append(_property(data, _KEYS, start, end) if find(_KEYS, start, end) >= 0 else None)
     if delay_levels_ms and RMQ_SYS_SCHEDULE_TOPIC in topics:
         _schedule_tags_codes(data, topics, columns, tags_codes, delay_levels_ms)
+    if RMQ_SYS_WHEEL_TIMER_TOPIC in topics:
+        _timer_tags_codes(data, topics, columns, tags_codes)
     return DispatchBatch(
         commit_log_offsets=columns["commit_log_offsets"],
         sizes=columns["sizes"],
@@ -346,6 +349,19 @@ def _schedule_tags_codes(
         level = int(raw) if raw and raw.isdigit() else 1
         level = min(max(level, 1), len(delay_levels_ms))
         codes[i] = columns["store_timestamps"][i] + delay_levels_ms[level - 1]
+
+
+def _timer_tags_codes(
+    data: bytes, topics: list[str], columns: dict[str, list[int]], codes: list[int]
+) -> None:
+    """rmq_sys_wheel_timer records carry their due time (TIMER_OUT_MS) as tag code, so the
+    timer store files them without reading the message (RocketMQ reads each one)."""
+    for i, topic in enumerate(topics):
+        if topic != RMQ_SYS_WHEEL_TIMER_TOPIC:
+            continue
+        start = columns["topic_at"][i] + TAIL_LENGTHS_SIZE + columns["topic_len"][i]
+        raw = _property(data, _TIMER_OUT_MS, start, start + columns["props_len"][i])
+        codes[i] = int(raw) if raw and raw.isdigit() else columns["store_timestamps"][i]
 
 
 def _cache_topic(raw: bytes) -> str:

@@ -366,6 +366,16 @@ class MessageStore:
             reput.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
         return result
 
+    def put_message_group(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """Store several messages (any topics, no waiting for a sync flush) with one write;
+        one result each. For threads: the timer store delivers with it."""
+        failure = self._check_store_status()
+        results = [failure] * len(msgs) if failure else self.commit_log.put_message_group(msgs)
+        self.reput_message_service.wakeup()
+        if self.flush_real_time_service is not None:
+            self.flush_real_time_service.wakeup()
+        return results
+
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         return self.put_message(batch)
 
@@ -570,6 +580,11 @@ class MessageStore:
     @property
     def min_phy_offset(self) -> int:
         return self.commit_log.min_offset
+
+    @property
+    def flushed_phy_offset(self) -> int:
+        """How far the commit log is synced (read from any thread)."""
+        return self.commit_log.mapped_file_queue.flushed_where
 
     def wait_for_dispatch(self, timeout_s: float = 10.0) -> bool:
         """Block until everything written so far is dispatched (visible); False on timeout."""

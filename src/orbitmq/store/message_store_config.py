@@ -92,6 +92,20 @@ class MessageStoreConfig:
     #: allows (each open file takes a descriptor). Not in RocketMQ, whose broker keeps
     #: every file open and needs ``ulimit -n`` raised by hand.
     max_open_consume_queue_files: int = 32_768
+    #: Timer messages (RocketMQ 5's keys). Off: a message with TIMER_* properties is refused
+    #: (SYSTEM_ERROR), as RocketMQ refuses it.
+    timer_wheel_enable: bool = True
+    #: The furthest a timer may lie ahead, in seconds (3 days).
+    timer_max_delay_sec: int = 3 * 24 * 3600
+    #: Width of one time-wheel slot in ms. RocketMQ's default is 1000 and it delivers up to a
+    #: slot early; OrbitMQ delivers each timer at its exact time, never early, and the slot
+    #: width only sets how many timers are read from disk at once. 100 by default.
+    timer_precision_ms: int = 100
+    #: Size of each timerlog file, 100 MiB as in RocketMQ; rounded down to whole 52-byte
+    #: units (RocketMQ pads a file's tail with a blank record instead).
+    mapped_file_size_timer_log: int = 100 * 1024 * 1024
+    #: How often the timer log, wheel and timercheck are synced, in ms.
+    timer_flush_interval_ms: int = 1000
 
     @property
     def commit_log_dir(self) -> str:
@@ -112,6 +126,19 @@ class MessageStoreConfig:
     @property
     def abort_file(self) -> str:
         return os.path.join(self.store_path_root_dir, "abort")
+
+    @property
+    def timer_wheel_file(self) -> str:
+        return os.path.join(self.store_path_root_dir, "timerwheel")
+
+    @property
+    def timer_log_dir(self) -> str:
+        return os.path.join(self.store_path_root_dir, "timerlog")
+
+    @property
+    def timer_check_file(self) -> str:
+        """RocketMQ's ``config/timercheck``: how far the timer store got."""
+        return os.path.join(self.config_dir, "timercheck")
 
     @property
     def checkpoint_file(self) -> str:

@@ -19,6 +19,10 @@ class PutMessageStatus(enum.Enum):
     PROPERTIES_SIZE_EXCEEDED = enum.auto()
     OS_PAGE_CACHE_BUSY = enum.auto()
     UNKNOWN_ERROR = enum.auto()
+    #: A timer message whose time is not a number or lies beyond timerMaxDelaySec.
+    WHEEL_TIMER_MSG_ILLEGAL = enum.auto()
+    #: A timer message while timerWheelEnable is false.
+    WHEEL_TIMER_NOT_ENABLE = enum.auto()
 
     #: Members are singletons: identity hashing is exact and runs in C (Enum's own hashes
     #: the name in Python, on every lookup of the send path's status tables).

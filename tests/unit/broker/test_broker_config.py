@@ -65,6 +65,21 @@ def test_defaults_are_rocketmqs_and_namesrv_comes_from_the_environment() -> None
     assert loaded.broker.namesrv_addresses == ["127.0.0.1:9876"]
     assert loaded.store.flush_disk_type is FlushDiskType.ASYNC_FLUSH
     assert loaded.store.mapped_file_size_commit_log == 1024**3
+    # RocketMQ 5's timer keys; the precision is ours (RocketMQ: 1000).
+    assert loaded.store.timer_wheel_enable
+    assert loaded.store.timer_max_delay_sec == 259_200
+    assert loaded.store.timer_precision_ms == 100
+
+
+def test_timer_keys_bind(tmp_path: Path) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text("timerWheelEnable=false\ntimerMaxDelaySec=3600\ntimerPrecisionMs=500\n")
+    store = load_broker_config(conf, environ={}).store
+    assert (store.timer_wheel_enable, store.timer_max_delay_sec, store.timer_precision_ms) == (
+        False,
+        3600,
+        500,
+    )
 
 
 def test_unknown_keys_are_warned_about(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -89,6 +104,9 @@ def test_unknown_keys_are_warned_about(tmp_path: Path, caplog: pytest.LogCapture
         ("waitTimeMillsInSendQueue=-5", r"waitTimeMillsInSendQueue: -5 must be >= 0"),
         ("waitTimeMillsInPullQueue=-1", r"waitTimeMillsInPullQueue: -1 must be >= 0"),
         ("osPageCacheBusyTimeOutMills=0", r"osPageCacheBusyTimeOutMills: 0 must be > 0"),
+        ("timerPrecisionMs=5", r"timerPrecisionMs: 5 is outside 10..60000"),
+        ("timerMaxDelaySec=0", r"timerMaxDelaySec: 0 is outside 1..2000000 \(23 days\)"),
+        ("mappedFileSizeTimerLog=52", r"mappedFileSizeTimerLog: 52 is under 4096 bytes"),
     ],
 )
 def test_bad_values_are_rejected_naming_the_key(tmp_path: Path, line: str, message: str) -> None:
