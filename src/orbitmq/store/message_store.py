@@ -13,7 +13,6 @@ import os
 import threading
 from collections.abc import Iterator
 
-from orbitmq.common import message_const as mc
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
@@ -40,6 +39,7 @@ from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.mapped_file_cache import MappedFileCache, open_files_bound
 from orbitmq.store.mapped_page_release_service import MappedPageReleaseService
 from orbitmq.store.message_filter import MessageFilter
+from orbitmq.store.message_query import query_message
 from orbitmq.store.message_reader import read_messages
 from orbitmq.store.message_store_config import BrokerRole, FlushDiskType, MessageStoreConfig
 from orbitmq.store.put_message_result import PutMessageResult, PutMessageStatus
@@ -551,27 +551,14 @@ class MessageStore:
     def query_message(
         self, topic: str, key: str, max_num: int, begin: int, end: int
     ) -> QueryMessageResult:
-        """Messages of ``topic`` whose KEYS or UNIQ_KEY equal ``key``, stored in [begin, end].
-
-        Index entries whose hash merely collides are dropped after reading the record.
-        """
+        """Messages of ``topic`` whose KEYS or UNIQ_KEY equal ``key``, stored in [begin, end]."""
         limit = (
             min(max_num, self.config.max_msgs_num_batch)
             if max_num > 0
             else self.config.default_query_max_num
         )
-        offsets, last_ts, last_offset = self.index_service.query_offset(
-            topic, key, limit, begin, end
-        )
-        result = QueryMessageResult(
-            index_last_update_timestamp=last_ts, index_last_update_phy_offset=last_offset
-        )
-        for offset in offsets:
-            record = self.select_one_message_by_offset(offset)
-            if record is not None and _record_has_key(record, topic, key):
-                result.message_buffers.append(record)
-                result.buffer_total_size += len(record)
-        return result
+        request = (topic, key, limit, begin, end)
+        return query_message(self.index_service, self.select_one_message_by_offset, request)
 
     @property
     def max_phy_offset(self) -> int:
@@ -598,12 +585,3 @@ class MessageStore:
     def confirm_offset(self) -> int:
         """Messages below this commit log offset are dispatched and visible to consumers."""
         return self.reput_message_service.reput_from_offset
-
-
-def _record_has_key(record: memoryview, topic: str, key: str) -> bool:
-    message = decode_message(record, read_body=False)
-    if message.topic != topic:
-        return False
-    if message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) == key:
-        return True
-    return key in message.properties.get(mc.PROPERTY_KEYS, "").split(mc.KEY_SEPARATOR)
