@@ -51,7 +51,7 @@ from orbitmq.store.put_message_result import (
     PutMessageResult,
     PutMessageStatus,
 )
-from orbitmq.store.timer.timer_intake import transform_timer_message
+from orbitmq.store.timer.timer_intake import TIMER_REQUEST_KEYS, transform_timer_message
 
 log = logging.getLogger(__name__)
 
@@ -348,9 +348,10 @@ class CommitLog:
 
     def _prepare_message(self, msg: MessageExtBrokerInner) -> _PreparedMessage | PutMessageResult:
         """Timer intake, delay level, checks and host fields; the refusal if any."""
-        refused = transform_timer_message(msg, self.config, self._clock.now_ms())
-        if refused is not None:
-            return refused
+        if not TIMER_REQUEST_KEYS.isdisjoint(msg.properties):
+            refused = transform_timer_message(msg, self.config, self._clock.now_ms())
+            if refused is not None:
+                return refused
         self._apply_delay_level(msg)
         props_text = msg.properties_string or message_properties_to_string(msg.properties)
         props = props_text.encode()

@@ -24,6 +24,8 @@ TIMER_REQUEST_PROPERTIES = (
     mc.PROPERTY_TIMER_DELAY_MS,
     mc.PROPERTY_TIMER_DELIVER_MS,
 )
+#: The same as a set: the commit log's one test per put (most messages carry none of them).
+TIMER_REQUEST_KEYS = frozenset(TIMER_REQUEST_PROPERTIES)
 
 
 def is_timer_message(msg: MessageExtBrokerInner) -> bool:
