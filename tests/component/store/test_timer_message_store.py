@@ -10,6 +10,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_WHEEL_TIMER_TOPIC
 from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus, TimerMessageStore
 from orbitmq.store.timer import TimerCheckpoint
+from orbitmq.store.timer.timer_message_store import IDLE_WAIT_MS
 from orbitmq.testing import ManualClock
 from tests.conftest import StoreFactory
 from tests.support import make_message
@@ -204,16 +205,17 @@ def test_checkpoint_never_passes_an_undelivered_timer(store_factory: StoreFactor
     assert saved.last_read_time_ms > START_MS + 280
 
 
-def test_the_loop_wakes_for_the_earliest_timer_or_slot(store_factory: StoreFactory) -> None:
+def test_the_loop_wakes_for_the_earliest_timer_or_filled_slot(store_factory: StoreFactory) -> None:
     clock = ManualClock(START_MS)  # 50 ms into a 100 ms slot
     store = store_factory(clock=clock, start=False)
     timers = _timers(store, clock)
+    assert timers.step() == IDLE_WAIT_MS / 1000  # no timer: empty slots wake no one
     assert store.put_message(_timer(b"a", {mc.PROPERTY_TIMER_DELAY_MS: "280"})).is_ok
     store.reput_message_service.do_reput()
-    assert timers.step() == 0.05  # the next slot begins in 50 ms
-    clock.advance(255)  # into the timer's slot: read into memory, due in 25 ms
-    assert timers.step() == 0.025
+    assert timers.step() == 0.25  # its slot begins in 250 ms; the empty ones before are passed
+    clock.advance(250)  # into the timer's slot: read into memory, due in 30 ms
+    assert timers.step() == 0.03
     assert timers.pending_ready == 1
-    clock.advance(25)
+    clock.advance(30)
     timers.step()
     assert timers.delivered == 1
