@@ -20,7 +20,7 @@ from orbitmq.common.clock import Clock
 from orbitmq.common.config_file import ConfigFile
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
-from orbitmq.common.message import MessageExt, MessageExtBrokerInner
+from orbitmq.common.message import MessageExt, MessageExtBrokerInner, to_real_destination
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
@@ -35,24 +35,8 @@ DELAY_FOR_A_WHILE_S = 0.1
 def message_timeup(message: MessageExt) -> MessageExtBrokerInner | None:
     """The message as it must appear in its real topic; None if it lost its destination."""
     properties = dict(message.properties)
-    topic = properties.get(mc.PROPERTY_REAL_TOPIC)
-    queue_id = properties.get(mc.PROPERTY_REAL_QUEUE_ID, "")
-    if not topic or not queue_id.isdigit():
-        return None
     properties.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
-    # Delivery is not a client's send: it must not wait for a sync flush.
-    properties[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"
-    return MessageExtBrokerInner(
-        topic=topic,
-        body=message.body,
-        flag=message.flag,
-        properties=properties,
-        queue_id=int(queue_id),
-        sys_flag=message.sys_flag,
-        born_timestamp=message.born_timestamp,
-        born_host=message.born_host,
-        reconsume_times=message.reconsume_times,
-    )
+    return to_real_destination(message, properties)
 
 
 class ScheduleStore(Protocol):

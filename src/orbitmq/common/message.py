@@ -212,6 +212,31 @@ class MessageExtBatch(MessageExtBrokerInner):
     """
 
 
+def to_real_destination(
+    message: MessageExt, properties: dict[str, str]
+) -> MessageExtBrokerInner | None:
+    """``message`` (a parked copy: scheduled, timer) as it is put into the topic and queue
+    its REAL_TOPIC / REAL_QID properties name, with ``properties`` (the caller's edited copy
+    of its properties; the two are read, not removed). Never waits for a sync flush: the
+    delivery is not a client's send. None when it lost its destination."""
+    topic = properties.get(mc.PROPERTY_REAL_TOPIC)
+    queue_id = properties.get(mc.PROPERTY_REAL_QUEUE_ID, "")
+    if not topic or not queue_id.isdigit():
+        return None
+    properties[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"
+    return MessageExtBrokerInner(
+        topic=topic,
+        body=message.body,
+        flag=message.flag,
+        properties=properties,
+        queue_id=int(queue_id),
+        sys_flag=message.sys_flag,
+        born_timestamp=message.born_timestamp,
+        born_host=message.born_host,
+        reconsume_times=message.reconsume_times,
+    )
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class MessageQueue:
     """One queue of a topic on one broker; ordered as RocketMQ orders them."""

@@ -26,7 +26,7 @@ from orbitmq.common import message_const as mc
 from orbitmq.common.clock import Clock
 from orbitmq.common.errors import MessageFormatError
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
-from orbitmq.common.message import MessageExt, MessageExtBrokerInner
+from orbitmq.common.message import MessageExt, MessageExtBrokerInner, to_real_destination
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
 from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
@@ -109,25 +109,12 @@ def timer_timeup(message: MessageExt, enqueue_ms: int, now_ms: int) -> MessageEx
     REAL_TOPIC / REAL_QID cleared, TIMER_OUT_MS kept (so it is never a timer again),
     TIMER_ENQUEUE_MS / TIMER_DEQUEUE_MS added. None if it lost its destination."""
     properties = dict(message.properties)
-    topic = properties.pop(mc.PROPERTY_REAL_TOPIC, None)
-    queue_id = properties.pop(mc.PROPERTY_REAL_QUEUE_ID, "")
-    if not topic or not queue_id.isdigit():
-        return None
-    properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(enqueue_ms)
-    properties[mc.PROPERTY_TIMER_DEQUEUE_MS] = str(now_ms)
-    # Delivery is not a client's send: it must not wait for a sync flush.
-    properties[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"
-    return MessageExtBrokerInner(
-        topic=topic,
-        body=message.body,
-        flag=message.flag,
-        properties=properties,
-        queue_id=int(queue_id),
-        sys_flag=message.sys_flag,
-        born_timestamp=message.born_timestamp,
-        born_host=message.born_host,
-        reconsume_times=message.reconsume_times,
-    )
+    inner = to_real_destination(message, properties)
+    if inner is not None:
+        del properties[mc.PROPERTY_REAL_TOPIC], properties[mc.PROPERTY_REAL_QUEUE_ID]
+        properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(enqueue_ms)
+        properties[mc.PROPERTY_TIMER_DEQUEUE_MS] = str(now_ms)
+    return inner
 
 
 class TimerMessageStore(Service):
