@@ -15,7 +15,11 @@ import pytest
 from orbitmq.broker import BrokerController
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicRouteData
-from orbitmq.protocol.header import PullMessageResponseHeader, UpdateConsumerOffsetRequestHeader
+from orbitmq.protocol.header import (
+    CreateTopicRequestHeader,
+    PullMessageResponseHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
 from orbitmq.protocol.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION
 from orbitmq.remoting import RemotingClient
 from orbitmq.testing import InProcessCluster
@@ -268,3 +272,33 @@ async def test_the_master_suggests_the_slave_for_a_pull_far_behind(
 async def test_the_cluster_refuses_a_slave_id_of_0(pair: InProcessCluster) -> None:
     with pytest.raises(ValueError, match="broker_id: 0 is not a slave's id"):
         await pair.start_slave("broker-a", 0)
+
+
+async def test_a_slave_follows_the_masters_changes_and_outlives_a_dead_master(
+    pair: InProcessCluster, client: RemotingClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    master, slave = master_of(pair), slave_of(pair)
+    sync = slave.slave_synchronize
+    assert sync is not None
+    await sync.sync_all()
+    version = slave.topic_config_manager.data_version
+    header = CreateTopicRequestHeader(
+        topic="Added",
+        default_topic="TBW102",
+        read_queue_nums=2,
+        write_queue_nums=2,
+        perm=6,
+        topic_filter_type="SINGLE_TAG",
+        order=False,
+    )
+    answer = await call(client, master, RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields())
+    assert answer.code == ResponseCode.SUCCESS, answer.remark
+    await sync.sync_all()
+    added = slave.topic_config_manager.select_topic_config("Added")
+    assert added is not None and added.read_queue_nums == 2
+    assert slave.topic_config_manager.data_version != version
+
+    await pair.stop_broker(master)
+    assert await sync.sync_all()  # logged, not raised: the next round tries again
+    assert "sync topic config from master" in caplog.text
+    assert slave.topic_config_manager.select_topic_config("Added") is not None
