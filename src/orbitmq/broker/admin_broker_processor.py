@@ -4,6 +4,9 @@
 - GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29),
   GET_EARLIEST_MSG_STORETIME (32): a queue's offsets and times, read from the store;
 - UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21);
+- GET_ALL_CONSUMER_OFFSET (43), GET_ALL_DELAY_OFFSET (45), GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+  (201): with GET_ALL_TOPIC_CONFIG, what a slave's ``SlaveSynchronize`` copies from its master
+  (ours or RocketMQ's), as the JSON of RocketMQ's encode();
 - LOCK_BATCH_MQ (41), UNLOCK_BATCH_MQ (42) through the ``RebalanceLockManager``.
 """
 
@@ -16,10 +19,12 @@ from typing import Final
 
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.topic import is_system_topic, validate_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import (
+    ConsumerOffsetSerializeWrapper,
     LockBatchRequestBody,
     LockBatchResponseBody,
     TopicConfig,
@@ -76,7 +81,12 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         *,
         broker_role: BrokerRole = BrokerRole.ASYNC_MASTER,
         on_topic_changed: Callable[[TopicConfig], None] | None = None,
+        subscription_group_manager: SubscriptionGroupManager | None = None,
+        delay_offsets: Callable[[], bytes] | None = None,
     ) -> None:
+        """``delay_offsets`` gives delayOffset.json's content (RocketMQ's
+        ScheduleMessageService.encode); it and ``subscription_group_manager`` serve the
+        slaves' sync: without them those two codes answer SYSTEM_ERROR."""
         super().__init__(
             {
                 RequestCode.GET_MAX_OFFSET: self.get_max_offset,
@@ -86,6 +96,9 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
                 RequestCode.UPDATE_AND_CREATE_TOPIC: self.update_and_create_topic,
                 RequestCode.DELETE_TOPIC_IN_BROKER: self.delete_topic,
                 RequestCode.GET_ALL_TOPIC_CONFIG: self.get_all_topic_config,
+                RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
+                RequestCode.GET_ALL_DELAY_OFFSET: self.get_all_delay_offset,
+                RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: self.get_all_subscription_group,
                 RequestCode.LOCK_BATCH_MQ: self.lock_batch_mq,
                 RequestCode.UNLOCK_BATCH_MQ: self.unlock_batch_mq,
             }
@@ -96,6 +109,8 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         self.rebalance_lock_manager = rebalance_lock_manager
         self.broker_role = broker_role
         self.on_topic_changed = on_topic_changed
+        self.subscription_group_manager = subscription_group_manager
+        self.delay_offsets = delay_offsets
         self._topic_change_lock = asyncio.Lock()
 
     # -- offsets and times ---------------------------------------------------------------
@@ -206,6 +221,35 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         wrapper = self.topic_config_manager.build_topic_config_serialize_wrapper()
+        return RemotingCommand.create_success(request, body=wrapper.to_json())
+
+    # -- what a slave copies (RocketMQ's SlaveSynchronize asks these of its master) ---------
+
+    async def get_all_consumer_offset(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        wrapper = ConsumerOffsetSerializeWrapper(self.consumer_offset_manager.offset_table())
+        return RemotingCommand.create_success(request, body=wrapper.to_json())
+
+    async def get_all_delay_offset(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        if self.delay_offsets is None:
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, "Delay offset not supported in this messagetore"
+            )
+        # The slave reads a file: off the loop.
+        content = await asyncio.to_thread(self.delay_offsets)
+        return RemotingCommand.create_success(request, body=content)
+
+    async def get_all_subscription_group(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        if self.subscription_group_manager is None:
+            return RemotingCommand.create_response(
+                request, ResponseCode.SYSTEM_ERROR, "No subscription group in this broker"
+            )
+        wrapper = self.subscription_group_manager.snapshot()
         return RemotingCommand.create_success(request, body=wrapper.to_json())
 
     # -- queue locks ---------------------------------------------------------------------

@@ -19,7 +19,7 @@ from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
-from orbitmq.store.message_store_config import MessageStoreConfig
+from orbitmq.store.message_store_config import BrokerRole, MessageStoreConfig
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,7 @@ def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         raise ConfigError(f"listenPort: {broker.listen_port} is not a port (1..65535)")
     if broker.broker_id < 0:
         raise ConfigError(f"brokerId: {broker.broker_id} is negative")
+    _check_role(broker, store)
     if broker.default_topic_queue_nums <= 0:
         raise ConfigError(f"defaultTopicQueueNums: {broker.default_topic_queue_nums} must be > 0")
     if store.mapped_file_size_commit_log < 4096:
@@ -160,6 +161,23 @@ def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
             f"diskMaxUsedSpaceRatio: {store.disk_max_used_space_ratio} is outside 10..95"
         )
     _check_timer(store)
+
+
+def _check_role(broker: BrokerConfig, store: MessageStoreConfig) -> None:
+    """RocketMQ's BrokerStartup: a master is brokerId 0 whatever the file says; a slave
+    needs a brokerId above 0 (the id it registers under and routes list it by)."""
+    if store.broker_role is BrokerRole.SLAVE:
+        if broker.broker_id <= 0:
+            raise ConfigError(
+                f"brokerId: {broker.broker_id} must be > 0 for brokerRole SLAVE (0 is the master)"
+            )
+    elif broker.broker_id != 0:
+        log.warning(
+            "brokerId: %d ignored for brokerRole %s: a master is brokerId 0",
+            broker.broker_id,
+            store.broker_role.value,
+        )
+        broker.broker_id = 0
 
 
 def _check_timer(store: MessageStoreConfig) -> None:

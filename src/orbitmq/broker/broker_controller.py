@@ -18,6 +18,7 @@ from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
+from orbitmq.broker.master_address import MasterAddress
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
     registration_period_s,
@@ -29,11 +30,13 @@ from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
 from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
+from orbitmq.broker.slave_synchronize import SlaveSynchronize
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_check_service import TransactionalMessageCheckService
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
+from orbitmq.common.config_file import ConfigFile
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import cancel_and_wait, run_every
@@ -154,6 +157,20 @@ class BrokerController(AsyncLifetime):
                 clock=clock,
             )
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
+        # Where a slave's master is: learned from each registration's answer (RocketMQ's
+        # RegisterBrokerResult), read by the metadata sync and the HA client.
+        self.master_address = MasterAddress()
+        self._delay_offset_file = ConfigFile(store_config.config_file("delayOffset"), fs)
+        self.slave_synchronize: SlaveSynchronize | None = None
+        if store_config.broker_role is BrokerRole.SLAVE:
+            self.slave_synchronize = SlaveSynchronize(
+                self.master_address,
+                lambda: self.address,
+                self.topic_config_manager,
+                self.consumer_offset_manager,
+                self.subscription_group_manager,
+                self._delay_offset_file,
+            )
         # Name-server registration: at start, every registerNameServerPeriod and when a
         # send creates a topic (the lambdas). The address is the bound one.
         self.registration_service = NamesrvRegistrationService(
@@ -170,6 +187,7 @@ class BrokerController(AsyncLifetime):
             period_s=registration_period_s(broker_config.register_name_server_period),
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
             order_topics=self.topic_config_manager.update_order_topic_config,
+            on_registered=self.master_address.on_registered,
         )
 
     def _build_processors(self, find_subscription: SubscriptionLookup | None) -> None:
@@ -228,6 +246,8 @@ class BrokerController(AsyncLifetime):
             broker_role=store_config.broker_role,
             # Late-bound, as on_new_topic: re-register with the name servers at once.
             on_topic_changed=lambda tc: self.registration_service.on_new_topic(tc),  # noqa: PLW0108
+            subscription_group_manager=self.subscription_group_manager,
+            delay_offsets=self._delay_offsets,
         )
         self.admin_stats_processor = AdminStatsProcessor(
             broker_config.broker_name,
@@ -287,6 +307,9 @@ class BrokerController(AsyncLifetime):
             (RequestCode.UPDATE_AND_CREATE_TOPIC, admin_p, admin),
             (RequestCode.DELETE_TOPIC_IN_BROKER, admin_p, admin),
             (RequestCode.GET_ALL_TOPIC_CONFIG, admin_p, admin),
+            (RequestCode.GET_ALL_CONSUMER_OFFSET, admin_p, admin),
+            (RequestCode.GET_ALL_DELAY_OFFSET, admin_p, admin),
+            (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, admin_p, admin),
             (RequestCode.LOCK_BATCH_MQ, admin_p, admin),
             (RequestCode.UNLOCK_BATCH_MQ, admin_p, admin),
             (RequestCode.GET_TOPIC_STATS_INFO, stats_p, admin),
@@ -294,6 +317,13 @@ class BrokerController(AsyncLifetime):
             (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
             (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
         ]
+
+    def _delay_offsets(self) -> bytes:
+        """delayOffset.json's content: a master's live offsets, a slave's last copy."""
+        if self.schedule_message_service is not None:
+            return self.schedule_message_service.encode()
+        path = self._delay_offset_file.path
+        return path.read_bytes() if path.exists() else b'{"offsetTable":{}}'
 
     def _message_arriving(
         self, topic: str, queue_id: int, max_offset: int, tags_codes: frozenset[int]
@@ -348,6 +378,8 @@ class BrokerController(AsyncLifetime):
                 self._persist_offsets_loop(), name="persistConsumerOffset"
             )
         await self.registration_service.start()
+        if self.slave_synchronize is not None:
+            await self.slave_synchronize.start()
         log.info("broker %s started on %s", self.broker_config.broker_name, self.address)
 
     async def _load(self) -> None:
@@ -379,6 +411,8 @@ class BrokerController(AsyncLifetime):
         await self.stop()
 
     async def stop(self) -> None:
+        if self.slave_synchronize is not None:
+            await self.slave_synchronize.stop()
         await self.registration_service.stop()
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)

@@ -1,6 +1,7 @@
-"""``BrokerOuterAPI``: the broker's requests to the name servers (RocketMQ's
+"""``BrokerOuterAPI``: the broker's requests to other servers (RocketMQ's
 ``BrokerOuterAPI``): REGISTER_BROKER to every name server at once and UNREGISTER_BROKER at
-shutdown. Failures are logged and reported per address, never raised."""
+shutdown (failures logged and reported per address, never raised), and a slave's four
+GET_ALL_* requests to its master (failures raised as ``MasterSyncError``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from orbitmq.broker.subscription_group_config import SubscriptionGroupWrapper
 from orbitmq.common import crc32
+from orbitmq.common.errors import OrbitError
 from orbitmq.protocol import (
     ProtocolError,
     RegisterBrokerBody,
@@ -21,10 +24,17 @@ from orbitmq.protocol import (
     UnRegisterBrokerRequestHeader,
     wrong_server_problem,
 )
-from orbitmq.protocol.body import KVTable
+from orbitmq.protocol.body import ConsumerOffsetSerializeWrapper, KVTable
 from orbitmq.remoting import RemotingClient
 
 log = logging.getLogger(__name__)
+
+#: RocketMQ's BrokerOuterAPI waits 3 s for each of a slave's GET_ALL_* requests.
+MASTER_SYNC_TIMEOUT_S = 3.0
+
+
+class MasterSyncError(OrbitError):
+    """A GET_ALL_* request to the master failed or was refused (the message says which)."""
 
 
 def _refusal(addr: str, request: RemotingCommand, response: RemotingCommand) -> str:
@@ -148,6 +158,40 @@ class BrokerOuterAPI:
             )
         else:
             log.info("unregistered from name server %s", addr)
+
+    # -- a slave's copy of its master's metadata (RocketMQ's SlaveSynchronize) --------------
+
+    async def get_all_topic_config(self, master_addr: str) -> TopicConfigSerializeWrapper:
+        """GET_ALL_TOPIC_CONFIG (21). RocketMQ asks it on the master's VIP port (listenPort
+        - 2); OrbitMQ has none, and every master also answers it on its listen port."""
+        body = await self._get_all(master_addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+        return TopicConfigSerializeWrapper.from_json(body)
+
+    async def get_all_consumer_offset(self, master_addr: str) -> ConsumerOffsetSerializeWrapper:
+        """GET_ALL_CONSUMER_OFFSET (43)."""
+        body = await self._get_all(master_addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        return ConsumerOffsetSerializeWrapper.from_json(body)
+
+    async def get_all_delay_offset(self, master_addr: str) -> bytes:
+        """GET_ALL_DELAY_OFFSET (45): delayOffset.json's text, as the master has it."""
+        return await self._get_all(master_addr, RequestCode.GET_ALL_DELAY_OFFSET)
+
+    async def get_all_subscription_group_config(self, master_addr: str) -> SubscriptionGroupWrapper:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)."""
+        body = await self._get_all(master_addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        return SubscriptionGroupWrapper.from_json(body)
+
+    async def _get_all(self, addr: str, code: int) -> bytes:
+        request = RemotingCommand.create_request(code, {})
+        try:
+            response = await self.client.invoke(addr, request, MASTER_SYNC_TIMEOUT_S)
+        except Exception as exc:
+            raise MasterSyncError(f"request code {code} to master {addr} failed: {exc}") from exc
+        if response.code != ResponseCode.SUCCESS:
+            raise MasterSyncError(
+                f"master {addr} refused request code {code}: code {response.code} {response.remark}"
+            )
+        return response.body or b""
 
     async def close(self) -> None:
         await self.client.close()

@@ -81,6 +81,19 @@ class ConfigManager(ABC, Generic[V]):
         with self._lock:
             self._file.save(self._encode().to_value())
 
+    def replace_from_master(self, table: dict[str, V], version: DataVersion) -> bool:
+        """A slave's copy of its master's table (RocketMQ's SlaveSynchronize): when
+        ``version`` differs from ours, take the master's table and version whole and save
+        them; True when it did."""
+        with self._lock:
+            if version == self.data_version:
+                return False
+            self._table.clear()
+            self._table.update(table)
+            self.data_version = DataVersion(version.timestamp, version.counter)
+            self.persist()
+        return True
+
     def _bump_and_persist(self) -> None:
         self.data_version.next_version(self._clock.now_ms())
         self.persist()

@@ -119,6 +119,14 @@ class ConsumerOffsetManager:
         with self._lock:
             return {key: dict(queues) for key, queues in self._table.items()}
 
+    def merge_from_master(self, table: dict[str, dict[int, int]]) -> None:
+        """A slave's copy of its master's offsets (RocketMQ's SlaveSynchronize: putAll, so
+        a topic@group the master no longer has stays)."""
+        with self._lock:
+            for key, queues in table.items():
+                self._table[key] = dict(queues)
+            self._changes += 1
+
     def which_topic_by_consumer(self, group: str) -> set[str]:
         with self._lock:
             keys = list(self._table)

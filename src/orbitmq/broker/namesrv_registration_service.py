@@ -38,6 +38,7 @@ class NamesrvRegistrationService:
         period_s: float,
         timeout_s: float,
         order_topics: Callable[[frozenset[str]], None] | None = None,
+        on_registered: Callable[[list[RegisterBrokerResult]], None] | None = None,
     ) -> None:
         self.outer_api = outer_api
         self.namesrv_addresses = list(namesrv_addresses)
@@ -46,6 +47,8 @@ class NamesrvRegistrationService:
         #: Told the first answer's ORDER_TOPIC_CONFIG topics (RocketMQ's
         #: updateOrderTopicConfig after registerBrokerAll); runs in a thread (it persists).
         self._order_topics = order_topics
+        #: Told every round's answers (on the loop), e.g. ``MasterAddress.on_registered``.
+        self._on_registered = on_registered
         self.period_s = period_s
         self.timeout_s = timeout_s
         #: How many registration rounds have completed, and the last round's answers.
@@ -99,6 +102,8 @@ class NamesrvRegistrationService:
             except Exception:
                 log.exception("updating the order topics failed")
         self.last_results = results
+        if self._on_registered is not None:
+            self._on_registered(results)
         self.rounds += 1
         if self._round_done is not None:
             async with self._round_done:

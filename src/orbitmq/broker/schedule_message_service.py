@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
+
+import orjson
 
 from orbitmq.common import message_const as mc
 from orbitmq.common.clock import Clock
@@ -25,6 +27,8 @@ from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.service import Service
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from orbitmq.store import PutMessageResult, PutMessageStatus
+
+_NON_STR_KEYS: Final = orjson.OPT_NON_STR_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,12 @@ class ScheduleMessageService(Service):
         if self.offset_table != self._persisted:
             self._file.save({"offsetTable": dict(sorted(self.offset_table.items()))})
             self._persisted = dict(self.offset_table)
+
+    def encode(self) -> bytes:
+        """The offsets as delayOffset.json holds them (GET_ALL_DELAY_OFFSET's body, RocketMQ's
+        ScheduleMessageService.encode); a copy taken first, as the delivering thread writes."""
+        table = dict(self.offset_table)
+        return orjson.dumps({"offsetTable": dict(sorted(table.items()))}, option=_NON_STR_KEYS)
 
     def deliver_due(self) -> float | None:
         """Deliver every due message of every level; seconds until the next waiting one is

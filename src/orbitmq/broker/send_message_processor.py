@@ -48,6 +48,20 @@ log = logging.getLogger(__name__)
 DLQ_NUMS_PER_GROUP: Final = 1
 
 
+def disk_util(store: MessageStore) -> str:
+    """The used share of the disks under the commit log, consume queues and index, as
+    RocketMQ's SendMessageProcessor.diskUtil writes it ("CL:  0.45 CQ:  0.45 INDEX:  0.45";
+    -1 for a disk that cannot be measured)."""
+    config = store.config
+    ratios = []
+    for path in (config.commit_log_dir, config.consume_queue_dir, config.index_dir):
+        try:
+            ratios.append(store.fs.disk_usage_ratio(path))
+        except OSError:
+            ratios.append(-1.0)
+    return "CL: {:5.2f} CQ: {:5.2f} INDEX: {:5.2f}".format(*ratios)
+
+
 def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[int, str | None]]:
     """PutMessageStatus -> (response code, remark), as ``handlePutMessageResult`` answers.
     None keeps the store's own remark (stored statuses carry none)."""
@@ -70,11 +84,13 @@ def _put_status_answers(max_message_size: int) -> dict[PutMessageStatus, tuple[i
             "the message is illegal, maybe msg body or properties length not matched. msg body "
             f"length limit {max_message_size}B, msg properties length limit 32KB.",
         ),
+        # The remark's "{disk}" is filled in per answer (``disk_util``): a slave, a full
+        # disk and a stopped store all answer this, as RocketMQ 4.9.8 does.
         PutMessageStatus.SERVICE_NOT_AVAILABLE: (
             ResponseCode.SERVICE_NOT_AVAILABLE,
             "service not available now. It may be caused by one of the following reasons: "
-            "the broker's disk is full, messages are put to the slave, message store has "
-            "been shut down, etc.",
+            "the broker's disk is full [{disk}], messages are put to the slave, message store "
+            "has been shut down, etc.",
         ),
         # SYSTEM_BUSY as RocketMQ 5 answers (4.9 answered SYSTEM_ERROR): a busy answer.
         PutMessageStatus.OS_PAGE_CACHE_BUSY: (
@@ -348,6 +364,8 @@ class SendMessageProcessor:
             return response
         if remark is None:
             remark = result.remark or result.status.name
+        elif result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
+            remark = remark.format(disk=disk_util(self.store))
         elif result.remark:
             remark = f"{remark} ({result.remark})"
         response.remark = remark

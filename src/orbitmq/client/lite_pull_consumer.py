@@ -268,10 +268,10 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
                     sub_version=subscription.sub_version,
                     expression_type=subscription.expression_type,
                 )
-                addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
                 state.pq.last_pull_timestamp = self._clock.now_ms()
-                result = await self.instance.api.pull_message(
-                    addr,
+                # The master, or the slave the last answer suggested for this queue.
+                result = await self.pull_api_wrapper.pull_kernel(
+                    mq,
                     header,
                     subscription,
                     config.consumer_timeout_when_suspend_s,

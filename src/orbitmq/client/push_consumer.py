@@ -258,7 +258,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         if subscription is None:
             return
         config = self.config
-        api = self.instance.api
         clustering = config.message_model is MessageModel.CLUSTERING
         while not pq.dropped:
             reason = pq.pull_pause_reason(
@@ -293,9 +292,9 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             )
             pq.last_pull_timestamp = self._clock.now_ms()
             try:
-                addr = await self.instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
-                result = await api.pull_message(
-                    addr,
+                # The master, or the slave the last answer suggested for this queue.
+                result = await self.pull_api_wrapper.pull_kernel(
+                    mq,
                     header,
                     subscription,
                     config.broker_suspend_max_time_s + 15,

@@ -1,7 +1,8 @@
 """``RebalancingConsumer``: what the push and lite pull consumers share as members of a
 consumer group: the client instance, the ``Rebalance`` of their subscriptions, the offset
-store, ``async with`` over their start and shutdown, and the answers the instance asks of
-every consumer (RocketMQ's MQConsumerInner)."""
+store, the ``PullAPIWrapper`` that picks each queue's broker, ``async with`` over their
+start and shutdown, and the answers the instance asks of every consumer (RocketMQ's
+MQConsumerInner)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.offset_store import OffsetStore
+from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.rebalance import Rebalance, start_offset
 from orbitmq.common import AsyncLifetime, Clock, MessageQueue
 from orbitmq.filter import SubscriptionData, is_tag_type
@@ -61,6 +63,8 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
             clock,
         )
         self.offset_store: OffsetStore
+        #: Which broker of a group each queue is pulled from (the brokers' suggestions).
+        self.pull_api_wrapper = PullAPIWrapper(self.instance)
         #: The consumer's own filter (R38), applied to every pulled message.
         self.message_filter: MessageFilterHook | None = None
 

@@ -89,6 +89,9 @@ ADMIN_BROKER_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.UPDATE_AND_CREATE_TOPIC,
         RequestCode.DELETE_TOPIC_IN_BROKER,
         RequestCode.GET_ALL_TOPIC_CONFIG,
+        RequestCode.GET_ALL_CONSUMER_OFFSET,
+        RequestCode.GET_ALL_DELAY_OFFSET,
+        RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
         RequestCode.LOCK_BATCH_MQ,
         RequestCode.UNLOCK_BATCH_MQ,
     }

@@ -11,7 +11,7 @@ from orbitmq.broker import BrokerConfig, BrokerController
 from orbitmq.common import AsyncLifetime
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.namesrv import NamesrvConfig, NamesrvController
-from orbitmq.store import MessageStoreConfig
+from orbitmq.store import BrokerRole, MessageStoreConfig
 
 
 class InProcessCluster(AsyncLifetime):
@@ -21,7 +21,9 @@ class InProcessCluster(AsyncLifetime):
     ``broker_settings`` and ``store_settings`` set BrokerConfig and MessageStoreConfig
     attributes of every broker (e.g. ``flush_disk_type``), ``namesrv_settings`` NamesrvConfig
     attributes (e.g. ``order_message_enable``); ``fs`` is the file system every
-    broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it). Stores
+    broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it).
+    ``slaves`` slaves join each broker group (brokerId 1, 2, ..., brokerRole SLAVE, stores
+    under ``root/<name>-s<id>``); ``start_slave`` adds one later. Stores
     default to 16 MiB commit log
     files and 4 MB index files so tests stay light on disk."""
 
@@ -30,6 +32,7 @@ class InProcessCluster(AsyncLifetime):
         root: Path | str,
         *,
         brokers: int = 1,
+        slaves: int = 0,
         broker_settings: dict[str, Any] | None = None,
         store_settings: dict[str, Any] | None = None,
         namesrv_settings: dict[str, Any] | None = None,
@@ -37,6 +40,7 @@ class InProcessCluster(AsyncLifetime):
     ) -> None:
         self.root = Path(root)
         self.broker_count = brokers
+        self.slave_count = slaves
         self.broker_settings = broker_settings or {}
         self.store_settings = store_settings or {}
         self.fs = fs
@@ -59,15 +63,47 @@ class InProcessCluster(AsyncLifetime):
         await self.namesrv.start()
         try:
             for i in range(self.broker_count):
-                await self.start_broker(f"broker-{chr(ord('a') + i)}")
+                name = f"broker-{chr(ord('a') + i)}"
+                await self.start_broker(name)
+                for broker_id in range(1, self.slave_count + 1):
+                    await self.start_slave(name, broker_id)
         except BaseException:
             await self.stop()
             raise
 
-    async def start_broker(self, name: str) -> BrokerController:
+    async def start_slave(self, name: str, broker_id: int = 1) -> BrokerController:
+        """Start a slave of broker group ``name`` (or start again one that was stopped). It
+        registers with ``broker_id`` and copies its master's metadata; its commit log is its
+        own (this cluster ships no log between stores)."""
+        if broker_id < 1:
+            raise ValueError(f"broker_id: {broker_id} is not a slave's id (>= 1)")
+        return await self.start_broker(
+            name,
+            broker_id=broker_id,
+            broker_role=BrokerRole.SLAVE,
+            store_dir=f"{name}-s{broker_id}",
+        )
+
+    def slaves_of(self, name: str) -> list[BrokerController]:
+        """The running slaves of broker group ``name``."""
+        return [
+            b
+            for b in self.brokers
+            if b.broker_config.broker_name == name and b.broker_config.broker_id
+        ]
+
+    async def start_broker(
+        self,
+        name: str,
+        *,
+        broker_id: int = 0,
+        broker_role: BrokerRole | None = None,
+        store_dir: str | None = None,
+    ) -> BrokerController:
         """Start one more broker (or start again one that was stopped, on its data)."""
         config = BrokerConfig(
             broker_name=name,
+            broker_id=broker_id,
             bind_address="127.0.0.1",
             listen_port=0,
             namesrv_addr=self.namesrv_addr,
@@ -75,7 +111,7 @@ class InProcessCluster(AsyncLifetime):
         for key, value in self.broker_settings.items():
             setattr(config, key, value)
         store = MessageStoreConfig(
-            store_path_root_dir=str(self.root / name),
+            store_path_root_dir=str(self.root / (store_dir or name)),
             mapped_file_size_commit_log=16 * 1024 * 1024,
             # RocketMQ's index file (5M slots, 20M entries) is 420 MB preallocated: far too
             # much disk for each test broker. 4 MB keeps every index path exercised.
@@ -84,6 +120,8 @@ class InProcessCluster(AsyncLifetime):
         )
         for key, value in self.store_settings.items():
             setattr(store, key, value)
+        if broker_role is not None:
+            store.broker_role = broker_role
         controller = BrokerController(config, store, fs=self.fs)
         await controller.start()
         self.brokers.append(controller)

@@ -101,6 +101,7 @@ def test_unknown_keys_are_warned_about(tmp_path: Path, caplog: pytest.LogCapture
         ("mappedFileSizeConsumeQueue=6001", r"mappedFileSizeConsumeQueue: 6001 is not"),
         ("diskMaxUsedSpaceRatio=99", r"diskMaxUsedSpaceRatio: 99 is outside 10..95"),
         ("brokerId=-1", r"brokerId: -1 is negative"),
+        ("brokerRole=SLAVE", r"brokerId: 0 must be > 0 for brokerRole SLAVE \(0 is the master\)"),
         ("waitTimeMillsInSendQueue=-5", r"waitTimeMillsInSendQueue: -5 must be >= 0"),
         ("waitTimeMillsInPullQueue=-1", r"waitTimeMillsInPullQueue: -1 must be >= 0"),
         ("osPageCacheBusyTimeOutMills=0", r"osPageCacheBusyTimeOutMills: 0 must be > 0"),
@@ -114,6 +115,14 @@ def test_bad_values_are_rejected_naming_the_key(tmp_path: Path, line: str, messa
     conf.write_text(line + "\n")
     with pytest.raises(ConfigError, match=message):
         load_broker_config(conf, environ={})
+
+
+def test_a_slave_keeps_its_id_and_a_master_is_id_0(tmp_path: Path) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text("brokerRole=SLAVE\nbrokerId=2\n")
+    assert load_broker_config(conf, environ={}).broker.broker_id == 2
+    conf.write_text("brokerRole=SYNC_MASTER\nbrokerId=2\n")
+    assert load_broker_config(conf, environ={}).broker.broker_id == 0
 
 
 def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
