@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 from orbitmq.common.clock import Clock
@@ -100,6 +101,13 @@ class ReputMessageService(Service):
         """Dispatch everything written so far; returns the number of messages dispatched."""
         with self._round:
             return self._reput_and_announce()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No round runs while the block runs (a slave truncating its log moves
+        ``reput_from_offset`` back in it)."""
+        with self._round:
+            yield
 
     def dispatch_soon(self, inline_below_bytes: int) -> None:
         """After an append: dispatch on the calling thread when fewer than
