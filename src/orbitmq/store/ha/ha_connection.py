@@ -48,6 +48,7 @@ class HAConnection:
         self.slave_ack_offset = -1
         #: Where the next frame starts; -1 until the stream starts.
         self.next_transfer_from_where = -1
+        self._bad_ack_reported = False
         self._requested = threading.Event()
         self._wake = threading.Event()
         self._closed = threading.Event()
@@ -120,27 +121,20 @@ class HAConnection:
             return False
         if self.slave_request_offset < 0:
             self.slave_request_offset = offset
-            if offset > max_offset:
+            log.info("HA slave %s requests the commit log from %d", self.address, offset)
+            self._requested.set()
+            return True
+        if offset > self.next_transfer_from_where:
+            # Not streamed (yet): the slave's own tail, before the stream starts or before
+            # it truncates; only counted once the stream has passed it.
+            if offset > max_offset and not self._bad_ack_reported:
+                self._bad_ack_reported = True
                 log.warning(
-                    "HA slave %s reports offset %d, beyond this master's max offset %d: its "
-                    "log is ahead (this master lost a tail); streaming from %d, where it must "
-                    "truncate to",
+                    "HA slave %s reports offset %d, beyond this master's max offset %d",
                     self.address,
                     offset,
                     max_offset,
-                    max_offset,
                 )
-            else:
-                log.info("HA slave %s requests the commit log from %d", self.address, offset)
-            self._requested.set()
-            return True
-        if offset > max(self.next_transfer_from_where, 0) and offset > max_offset:
-            log.warning(
-                "HA slave %s acknowledges offset %d, beyond what was sent (%d): ignored",
-                self.address,
-                offset,
-                self.next_transfer_from_where,
-            )
             return True
         self.slave_ack_offset = offset
         self._service.notify_transfer_some(offset)
@@ -150,11 +144,27 @@ class HAConnection:
 
     def _start_offset(self) -> int:
         """A fresh slave (offset 0) gets everything this master keeps, from its first
-        file (RocketMQ 4.9.8 starts at its last file); a slave ahead, from the end."""
+        file (RocketMQ 4.9.8 starts at its last file). A slave beyond what this master
+        can vouch for (it lost a tail the slave got) is sent the log from where the
+        master's recovered log ended: the slave truncates to there."""
         requested = self.slave_request_offset
         if requested == 0:
             return self._commit_log.min_offset
-        return min(requested, self._commit_log.max_offset)
+        trusted = self._service.trusted_offset()
+        if requested <= trusted:
+            return requested
+        start = min(self._service.recovered_max_offset, self._commit_log.max_offset)
+        log.warning(
+            "HA slave %s reports offset %d, beyond this master's log as recovered (%d) and "
+            "as streamed since (%d): it holds a tail this master lost; streaming from %d, "
+            "where it must truncate",
+            self.address,
+            requested,
+            self._service.recovered_max_offset,
+            self._service.shipped_offset,
+            start,
+        )
+        return start
 
     def _write_loop(self) -> None:
         try:
@@ -185,6 +195,7 @@ class HAConnection:
                 chunk = data[:batch]
                 sock.sendall(b"".join((encode_frame_header(offset, len(chunk)), chunk)))
                 self.next_transfer_from_where = offset + len(chunk)
+                self._service.note_shipped(self.next_transfer_from_where)
                 last_write = time.monotonic()
                 continue
             if data is None and offset < commit_log.min_offset and missing_reported != offset:

@@ -27,6 +27,12 @@ class HAService:
         self._store = store
         self._bind_address = bind_address
         self.push2_slave_max_offset = 0
+        #: The commit log's end when this service started (after recovery): a slave
+        #: claiming more than this and more than ``shipped_offset`` holds a tail this
+        #: master lost, which may differ from what this master wrote there since.
+        self.recovered_max_offset = 0
+        #: The furthest any connection streamed to since start.
+        self.shipped_offset = 0
         #: Notified on every acknowledgement that moves ``push2_slave_max_offset``.
         self.ack_condition = threading.Condition()
         self._connections: tuple[HAConnection, ...] = ()
@@ -47,6 +53,7 @@ class HAService:
 
     def start(self) -> None:
         """Bind and listen (raises OSError when the port is taken), then accept."""
+        self.recovered_max_offset = self._store.commit_log.max_offset
         server = socket.create_server(
             (self._bind_address, self._store.config.ha_listen_port), reuse_port=False
         )
@@ -82,6 +89,15 @@ class HAService:
     def remove_connection(self, connection: HAConnection) -> None:
         with self._lock:
             self._connections = tuple(c for c in self._connections if c is not connection)
+
+    def trusted_offset(self) -> int:
+        """Below this offset a slave's log matches this master's: what the master had at
+        start or has streamed since."""
+        return max(self.recovered_max_offset, self.shipped_offset)
+
+    def note_shipped(self, offset: int) -> None:
+        if offset > self.shipped_offset:
+            self.shipped_offset = offset
 
     def wakeup(self) -> None:
         for connection in self._connections:
