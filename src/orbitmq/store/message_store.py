@@ -116,6 +116,7 @@ class MessageStore:
             message_arriving_listener,
             self.running_flags,
         )
+        self.reput_message_service.partial_tail_expected = config.broker_role is BrokerRole.SLAVE
         self.group_commit_service: GroupCommitService | None = None
         self.flush_real_time_service: FlushRealTimeService | None = None
         if config.flush_disk_type is FlushDiskType.SYNC_FLUSH:

@@ -65,6 +65,9 @@ class ReputMessageService(Service):
         self._idle_interval_s = idle_interval_ms / 1000
         self._max_record_size = max_record_size
         self.listener = listener
+        #: A slave's log may end inside a record (its rest comes with the next frame):
+        #: dispatch waits for it without reporting a problem.
+        self.partial_tail_expected = False
         self.reput_from_offset = 0
         #: Store time of the last dispatched message, for the checkpoint.
         self.last_dispatched_timestamp = 0
@@ -162,7 +165,8 @@ class ReputMessageService(Service):
             else:
                 self.reput_from_offset = offset + parsed.consumed
             if parsed.problem:
-                self._report_stuck(offset + parsed.consumed, parsed.problem)
+                if not (parsed.incomplete and self.partial_tail_expected):
+                    self._report_stuck(offset + parsed.consumed, parsed.problem)
                 break
         return dispatched
 
