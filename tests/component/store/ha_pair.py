@@ -4,7 +4,9 @@ and files, for the replication tests."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from orbitmq.store import MessageStore
 from orbitmq.store.ha import HAClient, HAService
@@ -16,21 +18,40 @@ from tests.eventually import eventually
 HA_SETTINGS = {"ha_listen_port": 0, "ha_send_heartbeat_interval": 200}
 
 
-def start_master(factory: StoreFactory, root: Path, **overrides: object) -> tuple[MessageStore, HAService]:
-    store = factory(root, **{**HA_SETTINGS, **overrides})
-    service = HAService(store, "127.0.0.1")
-    service.start()
-    store.on_append = service.wakeup
-    return store, service
+class HAStores:
+    """Makes masters (store + HAService) and slaves (store + HAClient) on tmp dirs and
+    stops their HA threads at the end of the test, before the stores shut down."""
 
+    def __init__(self, factory: StoreFactory) -> None:
+        self._factory = factory
+        self._stops: list[Callable[[], None]] = []
 
-def start_slave(
-    factory: StoreFactory, root: Path, master_port: int, **overrides: object
-) -> tuple[MessageStore, HAClient]:
-    store = factory(root, broker_role=BrokerRole.SLAVE, **{**HA_SETTINGS, **overrides})
-    client = HAClient(store, f"127.0.0.1:{master_port}", reconnect_interval_s=0.05)
-    client.start()
-    return store, client
+    def master(self, root: Path, **overrides: Any) -> tuple[MessageStore, HAService]:
+        store = self._factory(root, **{**HA_SETTINGS, **overrides})
+        return store, self.serve(store)
+
+    def serve(self, store: MessageStore) -> HAService:
+        service = HAService(store, "127.0.0.1")
+        service.start()
+        store.on_append = service.wakeup
+        self._stops.append(service.shutdown)
+        return service
+
+    def slave(
+        self, root: Path, master_port: int, **overrides: Any
+    ) -> tuple[MessageStore, HAClient]:
+        store = self._factory(root, broker_role=BrokerRole.SLAVE, **{**HA_SETTINGS, **overrides})
+        return store, self.client(store, f"127.0.0.1:{master_port}")
+
+    def client(self, store: MessageStore, address: str) -> HAClient:
+        client = HAClient(store, address, reconnect_interval_s=0.05)
+        client.start()
+        self._stops.append(client.shutdown)
+        return client
+
+    def stop_all(self) -> None:
+        for stop in reversed(self._stops):
+            stop()
 
 
 def wait_caught_up(master: MessageStore, slave: MessageStore, timeout_s: float = 20) -> None:

@@ -13,13 +13,7 @@ import pytest
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.store import GetMessageStatus, MessageStore
 from orbitmq.store.ha import HAClient
-from tests.component.store.ha_pair import (
-    commit_log_bytes,
-    start_master,
-    start_slave,
-    wait_caught_up,
-)
-from tests.conftest import StoreFactory
+from tests.component.store.ha_pair import HAStores, commit_log_bytes, wait_caught_up
 from tests.eventually import eventually
 from tests.support import make_message
 
@@ -46,13 +40,11 @@ def _bodies(store: MessageStore, queue_id: int) -> list[bytes]:
         offset = result.next_begin_offset
 
 
-def test_the_slave_log_is_the_masters_byte_for_byte(
-    store_factory: StoreFactory, tmp_path: Path
-) -> None:
-    master, service = start_master(store_factory, tmp_path / "m")
+def test_the_slave_log_is_the_masters_byte_for_byte(ha: HAStores, tmp_path: Path) -> None:
+    master, service = ha.master(tmp_path / "m")
     # Past two files of 256 KiB: files roll, end-of-file blank records travel too.
     _put(master, 300, "a")
-    slave, client = start_slave(store_factory, tmp_path / "s", service.port)
+    slave, client = ha.slave(tmp_path / "s", service.port)
     wait_caught_up(master, slave)
     _put(master, 100, "b")  # and what arrives while connected
     wait_caught_up(master, slave)
@@ -69,18 +61,16 @@ def test_the_slave_log_is_the_masters_byte_for_byte(
     client.shutdown()
 
 
-def test_a_restarted_slave_resumes_from_its_own_max_offset(
-    store_factory: StoreFactory, tmp_path: Path
-) -> None:
-    master, service = start_master(store_factory, tmp_path / "m")
+def test_a_restarted_slave_resumes_from_its_own_max_offset(ha: HAStores, tmp_path: Path) -> None:
+    master, service = ha.master(tmp_path / "m")
     _put(master, 50, "a")
-    slave, client = start_slave(store_factory, tmp_path / "s", service.port)
+    slave, client = ha.slave(tmp_path / "s", service.port)
     wait_caught_up(master, slave)
     resumed_from = slave.commit_log.max_offset
     client.shutdown()
     slave.shutdown()
     _put(master, 50, "b")
-    slave, client = start_slave(store_factory, tmp_path / "s", service.port)
+    slave, client = ha.slave(tmp_path / "s", service.port)
     wait_caught_up(master, slave)
     requests = [c.slave_request_offset for c in service.connections]
     assert requests == [resumed_from]
@@ -91,21 +81,21 @@ def test_a_restarted_slave_resumes_from_its_own_max_offset(
 
 
 def test_a_slave_ahead_of_its_master_truncates_to_it(
-    store_factory: StoreFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ha: HAStores, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    master, service = start_master(store_factory, tmp_path / "m")
+    master, service = ha.master(tmp_path / "m")
     _put(master, 10, "a")
     service.shutdown()
     master.shutdown()
     shutil.copytree(tmp_path / "m", tmp_path / "m-lost-tail")
-    master, service = start_master(store_factory, tmp_path / "m")
+    master, service = ha.master(tmp_path / "m")
     _put(master, 5, "unsynced")
-    slave, client = start_slave(store_factory, tmp_path / "s", service.port)
+    slave, client = ha.slave(tmp_path / "s", service.port)
     wait_caught_up(master, slave)
     service.shutdown()
     master.shutdown()
     # The master comes back without its last 5 messages, and stores 3 others there.
-    master, service = start_master(store_factory, tmp_path / "m-lost-tail")
+    master, service = ha.master(tmp_path / "m-lost-tail")
     recovered = master.commit_log.max_offset
     _put(master, 3, "new")
     assert master.commit_log.max_offset < slave.commit_log.max_offset
@@ -123,12 +113,10 @@ def test_a_slave_ahead_of_its_master_truncates_to_it(
     client.shutdown()
 
 
-def test_a_client_learns_its_master_address_late(
-    store_factory: StoreFactory, tmp_path: Path
-) -> None:
-    master, service = start_master(store_factory, tmp_path / "m")
+def test_a_client_learns_its_master_address_late(ha: HAStores, tmp_path: Path) -> None:
+    master, service = ha.master(tmp_path / "m")
     _put(master, 5, "a")
-    slave, _ = start_slave(store_factory, tmp_path / "s", service.port)
+    slave, _ = ha.slave(tmp_path / "s", service.port)
     lonely = HAClient(slave, reconnect_interval_s=0.05)
     assert lonely.master_address == ""
     lonely.update_master_address(f"127.0.0.1:{service.port}")

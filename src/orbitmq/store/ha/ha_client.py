@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
@@ -24,7 +25,7 @@ RECONNECT_INTERVAL_S = 5.0
 _CONNECT_TIMEOUT_S = 3.0
 
 
-class _ConnectionEnd(Exception):
+class _ConnectionEndError(Exception):
     """Why the current connection ends (logged; the client connects again)."""
 
 
@@ -76,10 +77,8 @@ class HAClient(Service):
     def _close_socket(self) -> None:
         sock = self._sock
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already closed by the peer
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed by the peer
             sock.close()
 
     def run(self) -> None:
@@ -88,7 +87,7 @@ class HAClient(Service):
             if address:
                 try:
                     self._serve(address)
-                except (_ConnectionEnd, FrameError, OSError) as exc:
+                except (_ConnectionEndError, FrameError, OSError) as exc:
                     if not self.is_stopped():
                         log.warning("HA connection to master %s ended: %s", address, exc)
             if not self.is_stopped():
@@ -123,7 +122,7 @@ class HAClient(Service):
                 data = None
             now = time.monotonic()
             if data == b"":
-                raise _ConnectionEnd("the master closed it")
+                raise _ConnectionEndError("the master closed it")
             if data:
                 last_read = now
                 for frame in decoder.feed(data):
@@ -133,7 +132,9 @@ class HAClient(Service):
             if now - last_write >= heartbeat_s:
                 last_write = self._report(sock, commit_log.max_offset)
             if now - last_read > housekeeping_s:
-                raise _ConnectionEnd(f"nothing from the master for {housekeeping_s * 1000:.0f} ms")
+                raise _ConnectionEndError(
+                    f"nothing from the master for {housekeeping_s * 1000:.0f} ms"
+                )
 
     def _report(self, sock: socket.socket, offset: int) -> float:
         sock.sendall(encode_report(offset))
@@ -142,9 +143,9 @@ class HAClient(Service):
 
     def _apply(self, frame: Frame) -> None:
         own = self._store.commit_log.max_offset
-        if own != 0 and frame.offset != own:
+        if own not in (0, frame.offset):
             if frame.offset > own:
-                raise _ConnectionEnd(
+                raise _ConnectionEndError(
                     f"frame at offset {frame.offset} is not this slave's max offset {own}"
                 )
             # Our master streams from its own end to a slave that is ahead of it.

@@ -3,6 +3,7 @@ its ReadSocketService and WriteSocketService)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -82,10 +83,8 @@ class HAConnection:
         log.info("HA connection from %s closed: %s", self.address, reason)
         self._wake.set()
         self._requested.set()
-        try:
+        with contextlib.suppress(OSError):  # the peer reset it first
             self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # the peer reset it first
         self._sock.close()
         self._service.remove_connection(self)
 

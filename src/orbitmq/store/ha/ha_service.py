@@ -96,8 +96,7 @@ class HAService:
         return max(self.recovered_max_offset, self.shipped_offset)
 
     def note_shipped(self, offset: int) -> None:
-        if offset > self.shipped_offset:
-            self.shipped_offset = offset
+        self.shipped_offset = max(self.shipped_offset, offset)
 
     def wakeup(self) -> None:
         for connection in self._connections:
