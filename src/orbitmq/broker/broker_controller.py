@@ -26,6 +26,7 @@ from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
 from orbitmq.broker.query_message_processor import QueryMessageProcessor
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.replication import Replication
 from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
@@ -154,6 +155,7 @@ class BrokerController(AsyncLifetime):
                 clock=clock,
             )
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
+        self.replication = Replication(broker_config, self.message_store)
         # Name-server registration: at start, every registerNameServerPeriod and when a
         # send creates a topic (the lambdas). The address is the bound one.
         self.registration_service = NamesrvRegistrationService(
@@ -164,12 +166,13 @@ class BrokerController(AsyncLifetime):
                 broker_config.broker_name,
                 broker_config.broker_id,
                 self.address,
-                f"{broker_config.broker_ip1}:{self.port + 1}",  # haListenPort = listenPort + 1
+                self.replication.ha_server_addr,
             ),
             self.topic_config_manager.build_topic_config_serialize_wrapper,
             period_s=registration_period_s(broker_config.register_name_server_period),
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
             order_topics=self.topic_config_manager.update_order_topic_config,
+            on_registered=self.replication.on_registered,
         )
 
     def _build_processors(self, find_subscription: SubscriptionLookup | None) -> None:
@@ -324,6 +327,7 @@ class BrokerController(AsyncLifetime):
             self.message_store.lock.acquire()
             await self._load()
             self.message_store.start()
+            await asyncio.to_thread(self.replication.start)
             if self.schedule_message_service is not None:
                 self.schedule_message_service.start()
             if self.timer_message_store is not None:
@@ -339,6 +343,7 @@ class BrokerController(AsyncLifetime):
             await self.client_housekeeping.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
+            await asyncio.to_thread(self.replication.shutdown)
             # A started store stops as a clean shutdown does (no abort file); a store that
             # never started only gives its lock back.
             await asyncio.to_thread(self.message_store.shutdown)
@@ -393,6 +398,7 @@ class BrokerController(AsyncLifetime):
         # Offsets first: the store's shutdown gives the directory's lock back, and every
         # write into the directory must happen while it is held.
         await asyncio.to_thread(self.consumer_offset_manager.persist)
+        await asyncio.to_thread(self.replication.shutdown)
         await asyncio.to_thread(self.message_store.shutdown)
 
     async def _stop_transactional_message_check_service(self) -> None:

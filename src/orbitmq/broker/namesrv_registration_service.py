@@ -38,6 +38,7 @@ class NamesrvRegistrationService:
         period_s: float,
         timeout_s: float,
         order_topics: Callable[[frozenset[str]], None] | None = None,
+        on_registered: Callable[[RegisterBrokerResult], None] | None = None,
     ) -> None:
         self.outer_api = outer_api
         self.namesrv_addresses = list(namesrv_addresses)
@@ -46,6 +47,8 @@ class NamesrvRegistrationService:
         #: Told the first answer's ORDER_TOPIC_CONFIG topics (RocketMQ's
         #: updateOrderTopicConfig after registerBrokerAll); runs in a thread (it persists).
         self._order_topics = order_topics
+        #: Told every name server's answer (a slave learns its master's HA address).
+        self._on_registered = on_registered
         self.period_s = period_s
         self.timeout_s = timeout_s
         #: How many registration rounds have completed, and the last round's answers.
@@ -98,6 +101,9 @@ class NamesrvRegistrationService:
                 await asyncio.to_thread(self._order_topics, results[0].order_topics)
             except Exception:
                 log.exception("updating the order topics failed")
+        if self._on_registered is not None:
+            for result in results:
+                self._on_registered(result)
         self.last_results = results
         self.rounds += 1
         if self._round_done is not None:
