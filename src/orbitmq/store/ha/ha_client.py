@@ -125,8 +125,7 @@ class HAClient(Service):
                 raise _ConnectionEndError("the master closed it")
             if data:
                 last_read = now
-                for frame in decoder.feed(data):
-                    self._apply(frame)
+                self._apply_all(decoder.feed(data))
                 if commit_log.max_offset > self.current_reported_offset:
                     last_write = self._report(sock, commit_log.max_offset)
             if now - last_write >= heartbeat_s:
@@ -141,22 +140,41 @@ class HAClient(Service):
         self.current_reported_offset = offset
         return time.monotonic()
 
-    def _apply(self, frame: Frame) -> None:
+    def _apply_all(self, frames: list[Frame]) -> None:
+        """Append the frames of one read: contiguous bodies in one write."""
+        bodies: list[bytes] = []
+        start = end = -1
+        for frame in frames:
+            if bodies and frame.offset == end:
+                bodies.append(frame.body)
+                end += len(frame.body)
+                continue
+            if bodies:
+                append_to_commit_log(self._store, start, b"".join(bodies))
+                bodies = []
+            self._check_offset(frame.offset)
+            if frame.body:
+                bodies.append(frame.body)
+                start, end = frame.offset, frame.offset + len(frame.body)
+        if bodies:
+            append_to_commit_log(self._store, start, b"".join(bodies))
+
+    def _check_offset(self, offset: int) -> None:
+        """A frame must start at this slave's max offset (any, for an empty log)."""
         own = self._store.commit_log.max_offset
-        if own not in (0, frame.offset):
-            if frame.offset > own:
-                raise _ConnectionEndError(
-                    f"frame at offset {frame.offset} is not this slave's max offset {own}"
-                )
-            # Our master streams from its own end to a slave that is ahead of it.
-            removed = truncate_commit_log(self._store, frame.offset)
-            log.error(
-                "this slave's commit log (max offset %d) is ahead of its master's (%d): "
-                "truncated to %d, %d bytes of data removed",
-                own,
-                frame.offset,
-                frame.offset,
-                removed,
+        if own in (0, offset):
+            return
+        if offset > own:
+            raise _ConnectionEndError(
+                f"frame at offset {offset} is not this slave's max offset {own}"
             )
-        if frame.body:
-            append_to_commit_log(self._store, frame.offset, frame.body)
+        # Our master streams from its own end to a slave that is ahead of it.
+        removed = truncate_commit_log(self._store, offset)
+        log.error(
+            "this slave's commit log (max offset %d) is ahead of its master's (%d): "
+            "truncated to %d, %d bytes of data removed",
+            own,
+            offset,
+            offset,
+            removed,
+        )

@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 #: The writer waits for new data at most this long at a time (RocketMQ polls every 100 ms;
 #: ours is woken by each put, so this only bounds how late it sees a close).
 _WRITER_WAIT_S = 1.0
+#: A backlog goes out in sends of about this many bytes of frames: one system call and one
+#: wakeup of the slave per frame of 32 KiB capped catch-up near 140 MB/s.
+_FRAMES_PER_SEND_BYTES = 1024 * 1024
 
 
 class HAConnection:
@@ -191,9 +194,15 @@ class HAConnection:
             data = commit_log.get_data(offset) if offset < commit_log.max_offset else None
             if data:
                 # A frame never crosses a file: get_data ends at its file's written end.
-                chunk = data[:batch]
-                sock.sendall(b"".join((encode_frame_header(offset, len(chunk)), chunk)))
-                self.next_transfer_from_where = offset + len(chunk)
+                # Several frames go in one send: each still holds at most a batch.
+                parts: list[bytes | memoryview] = []
+                sent = 0
+                while sent < len(data) and sent < _FRAMES_PER_SEND_BYTES:
+                    chunk = data[sent : sent + batch]
+                    parts += (encode_frame_header(offset + sent, len(chunk)), chunk)
+                    sent += len(chunk)
+                sock.sendall(b"".join(parts))
+                self.next_transfer_from_where = offset + sent
                 self._service.note_shipped(self.next_transfer_from_where)
                 last_write = time.monotonic()
                 continue
