@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import logging
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
 
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.store import GetMessageStatus, MessageStore
-from orbitmq.store.ha import HAClient
+from orbitmq.store.ha import FrameDecoder, HAClient, encode_report
+from orbitmq.store.ha.ha_codec import Frame
 from tests.component.store.ha_pair import HAStores, commit_log_bytes, wait_caught_up
 from tests.eventually import eventually
 from tests.support import make_message
@@ -121,3 +123,28 @@ def test_a_client_learns_its_master_address_late(ha: HAStores, tmp_path: Path) -
     assert lonely.master_address == ""
     lonely.update_master_address(f"127.0.0.1:{service.port}")
     assert lonely.master_address == f"127.0.0.1:{service.port}"
+
+
+def test_frames_hold_a_batch_at_most_never_cross_a_file_and_idle_means_heartbeats(
+    ha: HAStores, tmp_path: Path
+) -> None:
+    master, service = ha.master(tmp_path / "m", ha_transfer_batch_size=10_000)
+    _put(master, 300, "a")  # 3 files of 256 KiB
+    end = master.commit_log.max_offset
+    file_size = master.config.mapped_file_size_commit_log
+    decoder = FrameDecoder()
+    frames: list[Frame] = []
+    with socket.create_connection(("127.0.0.1", service.port)) as raw:
+        raw.sendall(encode_report(0))
+        raw.settimeout(10)
+        # The stream to the end, then two heartbeats (haSendHeartbeatInterval 200 ms).
+        while sum(1 for f in frames if not f.body) < 2:
+            frames += decoder.feed(raw.recv(1 << 20))
+    bodies = [f for f in frames if f.body]
+    assert bodies[0].offset == 0
+    assert all(len(f.body) <= 10_000 for f in bodies)
+    assert all(f.offset // file_size == (f.offset + len(f.body) - 1) // file_size for f in bodies)
+    assert [f.offset for f in bodies[1:]] == [f.offset + len(f.body) for f in bodies[:-1]]
+    assert bodies[-1].offset + len(bodies[-1].body) == end
+    assert [f.offset for f in frames if not f.body][-2:] == [end, end]
+    eventually(lambda: not service.is_slave_ok(end), what="no slave once it is gone")
