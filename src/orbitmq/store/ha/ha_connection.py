@@ -84,12 +84,13 @@ class HAConnection:
                 return
             self._closed.set()
         log.info("HA connection from %s closed: %s", self.address, reason)
+        # Gone from the service before the peer can see the close.
+        self._service.remove_connection(self)
         self._wake.set()
         self._requested.set()
         with contextlib.suppress(OSError):  # the peer reset it first
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
-        self._service.remove_connection(self)
 
     def join(self, timeout_s: float) -> None:
         for thread in self._threads:
