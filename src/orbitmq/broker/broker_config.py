@@ -14,12 +14,12 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orbitmq.common.config_binding import bind_properties
+from orbitmq.common.config_binding import bind_properties, snake_case
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
-from orbitmq.store.message_store_config import BrokerRole, MessageStoreConfig
+from orbitmq.store import MAX_FRAME_BODY_SIZE, BrokerRole, MessageStoreConfig
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,9 @@ class BrokerConfig:
     #: address, or this host's address when listening on every interface (RocketMQ: the
     #: local address). Filled in by the BrokerController.
     broker_ip1: str = ""
+    #: The host of the HA address registered with name servers (haServerAddr, with
+    #: haListenPort); empty: ``broker_ip1``.
+    broker_ip2: str = ""
     #: The address to listen on (RocketMQ 5's bindAddress): every interface by default.
     bind_address: str = "0.0.0.0"
     listen_port: int = DEFAULT_BROKER_PORT
@@ -84,6 +87,11 @@ class BrokerConfig:
     def broker_addr(self) -> str:
         return f"{self.broker_ip1}:{self.listen_port}"
 
+    @property
+    def ha_host(self) -> str:
+        """The host slaves reach this broker's HA port on: brokerIP2, else brokerIP1."""
+        return self.broker_ip2 or self.broker_ip1
+
 
 @dataclass(slots=True)
 class BrokerStartupConfig:
@@ -122,6 +130,7 @@ def load_broker_config(
         unknown = bind_properties(properties, [broker, store])
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
+    _resolve_ha_keys(broker, store, keys)
     _check(broker, store)
     return BrokerStartupConfig(broker, store, unknown, keys)
 
@@ -161,6 +170,51 @@ def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
             f"diskMaxUsedSpaceRatio: {store.disk_max_used_space_ratio} is outside 10..95"
         )
     _check_timer(store)
+    _check_ha(broker, store)
+
+
+def _resolve_ha_keys(broker: BrokerConfig, store: MessageStoreConfig, keys: frozenset[str]) -> None:
+    """haListenPort defaults to listenPort + 1 (RocketMQ 4.9.8 always uses that, even when
+    broker.conf sets it; we honour the key); 5.x's haMaxGapNotInSync replaces
+    haSlaveFallbehindMax."""
+    if "ha_listen_port" not in {snake_case(key) for key in keys}:
+        store.ha_listen_port = broker.listen_port + 1
+    if store.ha_max_gap_not_in_sync is not None:
+        store.ha_slave_fallbehind_max = store.ha_max_gap_not_in_sync
+
+
+def _check_ha(broker: BrokerConfig, store: MessageStoreConfig) -> None:
+    """The replication keys (docs/design/replication.md)."""
+    if not 0 <= store.ha_listen_port < 65536 or store.ha_listen_port == broker.listen_port:
+        raise ConfigError(
+            f"haListenPort: {store.ha_listen_port} is not a port (0..65535) other than "
+            f"listenPort {broker.listen_port}"
+        )
+    if store.ha_send_heartbeat_interval <= 0:
+        raise ConfigError(
+            f"haSendHeartbeatInterval: {store.ha_send_heartbeat_interval} must be > 0"
+        )
+    if store.ha_housekeeping_interval <= store.ha_send_heartbeat_interval:
+        raise ConfigError(
+            f"haHousekeepingInterval: {store.ha_housekeeping_interval} must be more than "
+            f"haSendHeartbeatInterval {store.ha_send_heartbeat_interval} (idle connections "
+            "would close between heartbeats)"
+        )
+    if not 0 < store.ha_transfer_batch_size <= MAX_FRAME_BODY_SIZE:
+        raise ConfigError(
+            f"haTransferBatchSize: {store.ha_transfer_batch_size} is outside "
+            f"1..{MAX_FRAME_BODY_SIZE} (a RocketMQ slave reads frames into 4 MiB)"
+        )
+    if store.ha_slave_fallbehind_max <= 0:
+        raise ConfigError(f"haSlaveFallbehindMax: {store.ha_slave_fallbehind_max} must be > 0")
+    host, _, port = store.ha_master_address.rpartition(":")
+    if store.ha_master_address and not (host and port.isdigit() and 0 < int(port) < 65536):
+        raise ConfigError(f"haMasterAddress: {store.ha_master_address!r} is not host:port")
+    if not 0 <= store.access_message_in_memory_max_ratio <= 100:
+        raise ConfigError(
+            f"accessMessageInMemoryMaxRatio: {store.access_message_in_memory_max_ratio} "
+            "is outside 0..100"
+        )
 
 
 def _check_role(broker: BrokerConfig, store: MessageStoreConfig) -> None:

@@ -10,7 +10,7 @@ import logging
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
+from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
 from orbitmq.broker.client_manage_processor import ClientManageProcessor
 from orbitmq.broker.consumer_filter_manager import ConsumerFilterManager
@@ -27,6 +27,7 @@ from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
 from orbitmq.broker.query_message_processor import QueryMessageProcessor
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.replication import Replication
 from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
@@ -171,6 +172,7 @@ class BrokerController(AsyncLifetime):
                 self.subscription_group_manager,
                 self._delay_offset_file,
             )
+        self.replication = Replication(broker_config, self.message_store)
         # Name-server registration: at start, every registerNameServerPeriod and when a
         # send creates a topic (the lambdas). The address is the bound one.
         self.registration_service = NamesrvRegistrationService(
@@ -181,14 +183,20 @@ class BrokerController(AsyncLifetime):
                 broker_config.broker_name,
                 broker_config.broker_id,
                 self.address,
-                f"{broker_config.broker_ip1}:{self.port + 1}",  # haListenPort = listenPort + 1
+                self.replication.ha_server_addr,
             ),
             self.topic_config_manager.build_topic_config_serialize_wrapper,
             period_s=registration_period_s(broker_config.register_name_server_period),
             timeout_s=broker_config.register_broker_timeout_mills / 1000,
             order_topics=self.topic_config_manager.update_order_topic_config,
-            on_registered=self.master_address.on_registered,
+            on_registered=self._on_registered,
         )
+
+    def _on_registered(self, results: list[RegisterBrokerResult]) -> None:
+        """After each registration round: the master's addresses as the name servers named
+        them, for the metadata sync and the HA client alike."""
+        self.master_address.on_registered(results)
+        self.replication.follow(self.master_address.ha_server_addr)
 
     def _build_processors(self, find_subscription: SubscriptionLookup | None) -> None:
         """One processor per family of request codes, over the managers."""
@@ -354,6 +362,7 @@ class BrokerController(AsyncLifetime):
             self.message_store.lock.acquire()
             await self._load()
             self.message_store.start()
+            await asyncio.to_thread(self.replication.start)
             if self.schedule_message_service is not None:
                 self.schedule_message_service.start()
             if self.timer_message_store is not None:
@@ -369,6 +378,7 @@ class BrokerController(AsyncLifetime):
             await self.client_housekeeping.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
+            await asyncio.to_thread(self.replication.shutdown)
             # A started store stops as a clean shutdown does (no abort file); a store that
             # never started only gives its lock back.
             await asyncio.to_thread(self.message_store.shutdown)
@@ -427,6 +437,7 @@ class BrokerController(AsyncLifetime):
         # Offsets first: the store's shutdown gives the directory's lock back, and every
         # write into the directory must happen while it is held.
         await asyncio.to_thread(self.consumer_offset_manager.persist)
+        await asyncio.to_thread(self.replication.shutdown)
         await asyncio.to_thread(self.message_store.shutdown)
 
     async def _stop_transactional_message_check_service(self) -> None:

@@ -203,7 +203,8 @@ def walk_records(data: bytes | bytearray | memoryview, stop: int) -> RecordWalk:
     size = len(data)
     while position < stop:
         if size - position < head_size:
-            return RecordWalk(starts, position, f"a record at {position} is cut short", False)
+            problem = f"a record at {position} is cut short"
+            return RecordWalk(starts, position, problem, False, head_size - (size - position))
         total, magic = head(data, position)
         if magic != magic_code or total < min_size or position + total > size:
             return _stopped_walk(starts, position, total, magic, size)

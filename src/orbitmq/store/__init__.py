@@ -7,6 +7,8 @@ from orbitmq.store.dispatch_batch import DispatchBatch, ParsedRecords, parse_rec
 from orbitmq.store.errors import StoreError
 from orbitmq.store.flush_service import GroupCommitRequest
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus, QueryMessageResult
+from orbitmq.store.ha import HAClient, HAService
+from orbitmq.store.ha.ha_codec import MAX_FRAME_BODY_SIZE
 from orbitmq.store.index_file import IndexFile
 from orbitmq.store.index_service import IndexService
 from orbitmq.store.mapped_file import MappedFile
@@ -33,6 +35,7 @@ from orbitmq.store.timer import TimerMessageStore
 
 __all__ = [
     "CQ_STORE_UNIT_SIZE",
+    "MAX_FRAME_BODY_SIZE",
     "AppendMessageResult",
     "AppendMessageStatus",
     "BrokerRole",
@@ -43,6 +46,8 @@ __all__ = [
     "GetMessageResult",
     "GetMessageStatus",
     "GroupCommitRequest",
+    "HAClient",
+    "HAService",
     "IndexFile",
     "IndexService",
     "MappedFile",

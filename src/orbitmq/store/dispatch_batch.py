@@ -95,6 +95,9 @@ class ParsedRecords:
     end_of_file: bool
     #: Why the bytes after the consumed ones are not a record; empty if the window ended.
     problem: str
+    #: The problem is a record whose rest is not written yet: a slave's log between two
+    #: frames of its master (a frame ends where its batch size does, not at a record).
+    incomplete: bool = False
 
 
 #: Rounds with fewer records than this read their fields with struct, not numpy: a single
@@ -260,6 +263,7 @@ def parse_records(
     CRC, with ``check_crc``); parsing stops at the first that is not.
     """
     window = view[: min(len(view), max_bytes + max_record_size)]
+    whole_view = len(window) == len(view)
     walk = walk_records(window, min(len(window), max_bytes))
     starts, end, problem, end_of_file = walk.starts, walk.end, walk.problem, walk.end_of_file
     # One copy of the records found, not of the whole window: the window reaches a record's
@@ -271,7 +275,8 @@ def parse_records(
         end, problem, end_of_file = starts[count], field_problem, False
         columns = {name: column[:count] for name, column in columns.items()}
     batch = _columns(data, columns, delay_levels_ms)
-    return ParsedRecords(batch, end, end_of_file, problem)
+    incomplete = walk.overrun > 0 and whole_view and count == len(starts)
+    return ParsedRecords(batch, end, end_of_file, problem, incomplete)
 
 
 def _columns(

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.delay_level import parse_delay_levels
@@ -116,6 +116,7 @@ class MessageStore:
             message_arriving_listener,
             self.running_flags,
         )
+        self.reput_message_service.partial_tail_expected = config.broker_role is BrokerRole.SLAVE
         self.group_commit_service: GroupCommitService | None = None
         self.flush_real_time_service: FlushRealTimeService | None = None
         if config.flush_disk_type is FlushDiskType.SYNC_FLUSH:
@@ -147,6 +148,8 @@ class MessageStore:
                 clock,
             )
         self.recovery_report: RecoveryReport | None = None
+        #: Called after every append (the HA service's wakeup); must only set a flag.
+        self.on_append: Callable[[], None] | None = None
         self._started = False
         self._shutdown = False
 
@@ -180,7 +183,7 @@ class MessageStore:
         # Rebuild what is missing before any new put takes a queue offset (RocketMQ waits
         # for the dispatch to catch up, then recomputes the table).
         self.reput_message_service.do_reput()
-        self._recover_topic_queue_table()
+        self.recover_topic_queue_table()
         # What recovery cut or rebuilt reaches the disk with the first flush round.
         self._unflushed_consume_queues.update(self.all_consume_queues())
         self.recovery_report = report
@@ -198,7 +201,7 @@ class MessageStore:
                 if queue_dir.isdigit():
                     self.get_or_create_consume_queue(topic, int(queue_dir)).load()
 
-    def _recover_topic_queue_table(self) -> None:
+    def recover_topic_queue_table(self) -> None:
         min_phy = self.commit_log.min_offset
         table: dict[str, int] = {}
         for queue in self.all_consume_queues():
@@ -306,6 +309,8 @@ class MessageStore:
         if not result.is_ok or result.append_result is None:
             return result, None
         append = result.append_result
+        if self.on_append is not None:
+            self.on_append()
         if self.group_commit_service is not None and msg.wait_store_msg_ok:
             request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes, waiter)
             self.group_commit_service.put_request(request)
@@ -372,6 +377,8 @@ class MessageStore:
         failure = self._check_store_status()
         results = [failure] * len(msgs) if failure else self.commit_log.put_message_group(msgs)
         self.reput_message_service.wakeup()
+        if self.on_append is not None:
+            self.on_append()
         if self.flush_real_time_service is not None:
             self.flush_real_time_service.wakeup()
         return results

@@ -106,6 +106,22 @@ class MessageStoreConfig:
     mapped_file_size_timer_log: int = 100 * 1024 * 1024
     #: How often the timer log, wheel and timercheck are synced, in ms.
     timer_flush_interval_ms: int = 1000
+    #: HA log shipping (docs/design/replication.md). The port slaves connect to; a broker
+    #: whose broker.conf does not set it listens on listenPort + 1. 0: any free port.
+    ha_listen_port: int = 10912
+    #: A slave reports its offset, and an idle master sends an empty frame, this often (ms).
+    ha_send_heartbeat_interval: int = 5000
+    #: Either side closes an HA connection that received nothing for this long (ms).
+    ha_housekeeping_interval: int = 20_000
+    #: At most this many bytes of commit log per frame.
+    ha_transfer_batch_size: int = 32 * 1024
+    #: A slave's master HA address ("host:port"); empty: learned from the name server.
+    ha_master_address: str = ""
+    #: A slave this many bytes behind counts as not available (SYNC_MASTER answers
+    #: SLAVE_NOT_AVAILABLE at once).
+    ha_slave_fallbehind_max: int = 256 * 1024 * 1024
+    #: RocketMQ 5's name for ``ha_slave_fallbehind_max``; when set it replaces it.
+    ha_max_gap_not_in_sync: int | None = None
 
     @property
     def commit_log_dir(self) -> str:

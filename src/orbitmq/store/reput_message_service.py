@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 from orbitmq.common.clock import Clock
@@ -64,6 +65,9 @@ class ReputMessageService(Service):
         self._idle_interval_s = idle_interval_ms / 1000
         self._max_record_size = max_record_size
         self.listener = listener
+        #: A slave's log may end inside a record (its rest comes with the next frame):
+        #: dispatch waits for it without reporting a problem.
+        self.partial_tail_expected = False
         self.reput_from_offset = 0
         #: Store time of the last dispatched message, for the checkpoint.
         self.last_dispatched_timestamp = 0
@@ -100,6 +104,13 @@ class ReputMessageService(Service):
         """Dispatch everything written so far; returns the number of messages dispatched."""
         with self._round:
             return self._reput_and_announce()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No round runs while the block runs (a slave truncating its log moves
+        ``reput_from_offset`` back in it)."""
+        with self._round:
+            yield
 
     def dispatch_soon(self, inline_below_bytes: int) -> None:
         """After an append: dispatch on the calling thread when fewer than
@@ -154,7 +165,8 @@ class ReputMessageService(Service):
             else:
                 self.reput_from_offset = offset + parsed.consumed
             if parsed.problem:
-                self._report_stuck(offset + parsed.consumed, parsed.problem)
+                if not (parsed.incomplete and self.partial_tail_expected):
+                    self._report_stuck(offset + parsed.consumed, parsed.problem)
                 break
         return dispatched
 

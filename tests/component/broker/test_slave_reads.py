@@ -1,7 +1,7 @@
-"""Reading from a slave that holds messages (issue 16 §4): the slave's store is filled
-before it starts (no log is shipped here; the HA log shipping fills it in a real pair), so
-pulls on it find messages. A send-back to it is refused; our client's PullAPIWrapper follows
-the master's suggestion to the slave and the slave's back to the master."""
+"""Reading from a slave (issue 16 §4): the slave copies the master's messages over the HA
+connection, and pulls on it find them. A send-back to it is refused; our client's
+PullAPIWrapper follows the master's suggestion to the slave and the slave's back to the
+master (``find_broker`` says which broker each pull goes to)."""
 
 from __future__ import annotations
 
@@ -28,57 +28,38 @@ from orbitmq.protocol.header import (
 )
 from orbitmq.protocol.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION
 from orbitmq.remoting import RemotingClient
-from orbitmq.store import MessageStore, MessageStoreConfig
 from orbitmq.testing import InProcessCluster
 from tests.component.broker.conftest import pull_request, send_header, send_request, sent_header
-from tests.eventually import eventually
-from tests.support import make_message
+from tests.eventually import eventually_async
 
 TOPIC = "SlaveReadTopic"
 GROUP = "cg"
-#: The store host of the messages put into the slave's store: tells its answers apart.
-SLAVE_STORE_HOST = ("10.9.9.9", 10911)
-
-
-def fill_store(root: Path, count: int) -> None:
-    """Put ``count`` messages into queue 0 of a store at ``root`` (as InProcessCluster sizes
-    its stores), then shut it down cleanly."""
-    config = MessageStoreConfig(
-        store_path_root_dir=str(root),
-        mapped_file_size_commit_log=16 * 1024 * 1024,
-        max_hash_slot_num=50_000,
-        max_index_num=200_000,
-    )
-    store = MessageStore(config, store_host=SLAVE_STORE_HOST)
-    store.load()
-    store.start()
-    try:
-        for i in range(count):
-            assert store.put_message(make_message(TOPIC, f"m{i}".encode())).is_ok
-        eventually(lambda: store.get_max_offset_in_queue(TOPIC, 0) == count)
-    finally:
-        store.shutdown()
 
 
 @pytest.fixture
 async def pair(tmp_path: Path, client: RemotingClient) -> AsyncIterator[InProcessCluster]:
     """A master with slaveReadEnable and accessMessageInMemoryMaxRatio 0 (every pull short of
-    the head counts as beyond memory), 3 messages in queue 0 of each of master and slave."""
+    the head counts as beyond memory) and 3 messages in queue 0, and its slave once it has
+    copied them (HA log shipping) and the master's metadata."""
     async with InProcessCluster(
         tmp_path,
         broker_settings={"slave_read_enable": True},
         store_settings={"access_message_in_memory_max_ratio": 0},
     ) as cluster:
         (master,) = cluster.brokers
-        for _ in range(3):
-            request = send_request(RequestCode.SEND_MESSAGE_V2, send_header(TOPIC), b"x")
+        for i in range(3):
+            header = send_header(TOPIC)
+            request = send_request(RequestCode.SEND_MESSAGE_V2, header, f"m{i}".encode())
             sent_header(await client.invoke(master.address, request, 5))
-        fill_store(tmp_path / "broker-a-s1", 3)
         # The slave reads its own settings: slaveReadEnable off, as RocketMQ's default.
         cluster.broker_settings = {}
         slave = await cluster.start_slave("broker-a")
         assert slave.slave_synchronize is not None
         assert await slave.slave_synchronize.sync_all()
+        await eventually_async(
+            lambda: slave.message_store.get_max_offset_in_queue(TOPIC, 0) == 3,
+            what="the slave has copied the master's messages",
+        )
         yield cluster
 
 
@@ -98,7 +79,6 @@ async def test_a_slave_serves_pulls_suggests_the_master_and_stores_no_offset(
     assert response.code == ResponseCode.SUCCESS, response.remark
     messages = decode_messages(response.body)
     assert [m.body for m in messages] == [b"m0", b"m1", b"m2"]
-    assert {m.store_host for m in messages} == {SLAVE_STORE_HOST}
     answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
     assert answer.suggest_which_broker_id == 0
     assert slave.consumer_offset_manager.query_offset(GROUP, TOPIC, 0) == -1
@@ -127,7 +107,7 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
         mq = MessageQueue(TOPIC, "broker-a", 0)
         subscription = SubscriptionData(TOPIC, "*")
 
-        async def pull(offset: int) -> tuple[list[bytes], set[object]]:
+        async def pull(offset: int) -> list[bytes]:
             header = PullMessageRequestHeader(
                 consumer_group=GROUP,
                 topic=TOPIC,
@@ -142,14 +122,12 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
             )
             result = await wrapper.pull_kernel(mq, header, subscription, 5)
             assert result.pull_status is PullStatus.FOUND
-            return [m.body for m in result.messages], {m.store_host for m in result.messages}
+            return [m.body for m in result.messages]
 
         assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False)
-        first = await pull(0)  # the master: 2 more messages lie behind -> "go to 1"
-        assert first[1] != {SLAVE_STORE_HOST}
+        assert await pull(0) == [b"m0"]  # the master: 2 more messages lie behind -> "go to 1"
         assert await wrapper.find_broker(mq) == FindBrokerResult(slave.address, True)
-        second = await pull(1)  # the slave (slaveReadEnable off): "go to 0"
-        assert second == ([b"m1"], {SLAVE_STORE_HOST})
+        assert await pull(1) == [b"m1"]  # the slave (slaveReadEnable off): "go to 0"
         assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False)
         # The pull to the slave carried no commit offset; the master's did.
         assert slave.consumer_offset_manager.query_offset(GROUP, TOPIC, 0) == -1
