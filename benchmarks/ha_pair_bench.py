@@ -34,7 +34,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import functools
 import json
+import mmap
 import multiprocessing as mp
 import os
 import shutil
@@ -45,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.synchronize import Event as MpEvent
 from pathlib import Path
@@ -53,15 +56,19 @@ from typing import Any
 
 from rich.progress import Progress
 
-from orbitmq.client import AdminClient, Producer, SendStatus
+from orbitmq.client import AdminClient, MQClientAPI, Producer, SendStatus
 from orbitmq.client.producer import ProducerConfig
-from orbitmq.common import Message
-from orbitmq.remoting import run
-from replication_bench import measure_store_pair
+from orbitmq.common import Message, MessageQueue, OrbitError, decode_message_id
+from orbitmq.remoting import RemotingClient, run
 
 REPO = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
 TOPIC = "HaPairBench"
+BROKER_NAME = "broker-a"
+#: mapedFileSizeCommitLog's default: the file a message's physical offset falls in.
+COMMIT_LOG_FILE_BYTES = 1024 * 1024 * 1024
+#: How often the slave's commit log is looked at (cheap: a few mmap reads).
+POLL_PAUSE_S = 0.0002
 QUEUE_NUMS = 4
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 MODES = ("lone", "async", "sync")
@@ -102,6 +109,7 @@ class Cluster:
     root: Path
     mode: str
     base_port: int
+    flush_disk_type: str = "SYNC_FLUSH"
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @property
@@ -122,7 +130,7 @@ class Cluster:
             "brokerClusterName=DefaultCluster\nbrokerName=broker-a\n"
             f"brokerIP1={HOST}\nbindAddress={HOST}\nlistenPort={port}\n"
             f"namesrvAddr={self.namesrv}\nstorePathRootDir={self.root / name}\n"
-            "flushDiskType=SYNC_FLUSH\n" + extra
+            f"flushDiskType={self.flush_disk_type}\n" + extra
         )
         return conf
 
@@ -143,7 +151,9 @@ class Cluster:
                 raise RuntimeError(f"{name} did not start: see {self.root / f'{name}.log'}")
             time.sleep(0.05)
 
-    def start(self) -> None:
+    def start(self, *, slave: bool = True) -> None:
+        """The name server and the master; the slave too unless ``slave`` is false or the
+        mode is ``lone`` (``start_slave`` adds it later)."""
         ports = [self.base_port, self.master_port, self.master_port - 2, self.master_port + 1]
         if self.mode != "lone":
             ports += [self.slave_port, self.slave_port - 2, self.slave_port + 1]
@@ -154,17 +164,29 @@ class Cluster:
         self._wait_ready("namesrv", "name server ready")
         master = self._broker_conf("master", self.master_port, f"brokerRole={ROLE[self.mode]}\n")
         self._spawn("master", "broker", "-c", str(master))
-        if self.mode != "lone":
-            slave = self._broker_conf("slave", self.slave_port, "brokerId=1\nbrokerRole=SLAVE\n")
-            self._spawn("slave", "broker", "-c", str(slave))
-        for name in self.processes:
-            if name != "namesrv":
-                self._wait_ready(name, "broker ready")
+        self._wait_ready("master", "broker ready")
+        if slave and self.mode != "lone":
+            self.start_slave()
+
+    def spawn_slave(self) -> None:
+        slave = self._broker_conf("slave", self.slave_port, "brokerId=1\nbrokerRole=SLAVE\n")
+        self._spawn("slave", "broker", "-c", str(slave))
+
+    def start_slave(self) -> None:
+        """The slave, returned once it is ready and holds its HA connection."""
+        self.spawn_slave()
+        self.wait_ha_connected()
+        self._wait_ready("slave", "broker ready")
+
+    def wait_ha_connected(self) -> float:
+        """Polls every millisecond for the slave's HA connection; the monotonic time it
+        was first seen."""
         deadline = time.monotonic() + 60
-        while self.mode != "lone" and not ha_connected(self.master_port + 1):
+        while not ha_connected(self.master_port + 1):
             if time.monotonic() > deadline:
                 raise RuntimeError("the slave made no HA connection to the master in 60 s")
-            time.sleep(0.05)
+            time.sleep(0.001)
+        return time.monotonic()
 
     def pid(self, name: str) -> int | None:
         process = self.processes.get(name)
@@ -268,44 +290,58 @@ def _wait_idle(pid: int, limit_s: float = 20.0) -> float:
     return before
 
 
-def measure_produce(mode: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    """One cluster, one timed produce phase: msg/s and the brokers' CPU per message."""
-    cluster = Cluster(root, mode, args.base_port)
+def _run_producers(
+    namesrv: str, count: int, args: argparse.Namespace, on_go: Callable[[], None]
+) -> list[tuple[float, float]]:
+    """``--procs`` producer processes send ``count`` messages in all, started together
+    after their warm-up (``on_go`` runs just before); their (start, end) windows."""
     context = mp.get_context("spawn")
     ready, results, go = context.Queue(), context.Queue(), context.Event()
     workers: list[Any] = []
     try:
-        cluster.start()
-        run(_create_topic(cluster.namesrv))
-        share = args.messages // args.procs
         for _ in range(args.procs):
             options = (args.batch, args.inflight, args.size)
             worker = context.Process(
                 target=_producer_process,
-                args=(cluster.namesrv, share, options, ready, go, results),
+                args=(namesrv, count // args.procs, options, ready, go, results),
             )
             worker.start()
             workers.append(worker)
         for _ in workers:
             ready.get(timeout=120)
         time.sleep(1.0)  # the warm-up batches are acked before the clock starts
-        master_pid, slave_pid = cluster.pid("master"), cluster.pid("slave")
-        assert master_pid is not None
-        master_cpu = cpu_seconds(master_pid)
-        slave_cpu = cpu_seconds(slave_pid) if slave_pid else 0.0
+        on_go()
         go.set()
-        windows = [results.get(timeout=600) for _ in workers]
-        master_cpu = cpu_seconds(master_pid) - master_cpu
-        slave_cpu = _wait_idle(slave_pid) - slave_cpu if slave_pid else 0.0
+        return [results.get(timeout=600) for _ in workers]
     except Empty as exc:
-        raise RuntimeError(f"{mode}: a producer process did not answer in time") from exc
+        raise RuntimeError("a producer process did not answer in time") from exc
     finally:
         for worker in workers:
             worker.join(timeout=30)
             if worker.is_alive():
                 worker.kill()
+
+
+def measure_produce(mode: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """One cluster, one timed produce phase: msg/s and the brokers' CPU per message."""
+    cluster = Cluster(root, mode, args.base_port)
+    cpu_before: dict[str, float] = {}
+    try:
+        cluster.start()
+        run(_create_topic(cluster.namesrv))
+        master_pid, slave_pid = cluster.pid("master"), cluster.pid("slave")
+        assert master_pid is not None
+
+        def mark() -> None:
+            cpu_before["master"] = cpu_seconds(master_pid)
+            cpu_before["slave"] = cpu_seconds(slave_pid) if slave_pid else 0.0
+
+        windows = _run_producers(cluster.namesrv, args.messages, args, mark)
+        master_cpu = cpu_seconds(master_pid) - cpu_before["master"]
+        slave_cpu = _wait_idle(slave_pid) - cpu_before["slave"] if slave_pid else 0.0
+    finally:
         cluster.stop()
-    total = share * args.procs
+    total = args.messages // args.procs * args.procs
     elapsed = max(end for _, end in windows) - min(start for start, _ in windows)
     return {
         "mode": mode,
@@ -317,10 +353,273 @@ def measure_produce(mode: str, args: argparse.Namespace, root: Path) -> dict[str
     }
 
 
+async def _queue_max_offsets(api: MQClientAPI, addr: str, queue_ids: range) -> list[int]:
+    return [
+        await api.get_max_offset(addr, MessageQueue(TOPIC, BROKER_NAME, queue_id), 5.0)
+        for queue_id in queue_ids
+    ]
+
+
+class SlaveCommitLog:
+    """Reads a slave's commit log files where they lie, read-only through mmap: the page
+    cache shows the slave's writes as they land, so nothing asks the slave (a poll by
+    request would take CPU from the broker it measures). Its ``written`` is what the slave
+    holds: every message from the start whose last byte is written (a stored message ends
+    with its properties' 0x02 separator, never 0; the HA client appends in order).
+    One thread; not thread-safe."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._maps: dict[int, tuple[int, mmap.mmap]] = {}  # file index: (inode, mapping)
+        self.written = 0
+        self.copied_at: float | None = None
+
+    def byte_at(self, offset: int) -> int:
+        index = offset // COMMIT_LOG_FILE_BYTES
+        mapped = self._maps.get(index)
+        if mapped is None:
+            path = self.directory / f"{index * COMMIT_LOG_FILE_BYTES:020d}"
+            try:
+                with path.open("rb") as file:
+                    stat = os.fstat(file.fileno())
+                    if stat.st_size < COMMIT_LOG_FILE_BYTES:
+                        return 0  # not yet at its full size
+                    mapped = stat.st_ino, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+            except FileNotFoundError:
+                return 0
+            self._maps[index] = mapped
+        return mapped[1][offset % COMMIT_LOG_FILE_BYTES]
+
+    def advance(self) -> int:
+        """Walks ``written`` over the messages landed since; the new value."""
+        while True:
+            head = bytes(self.byte_at(self.written + i) for i in range(4))
+            size = int.from_bytes(head, "big")
+            if (
+                size <= 0
+                or size > COMMIT_LOG_FILE_BYTES
+                or not self.byte_at(self.written + size - 1)
+            ):
+                self._drop_replaced(self.written // COMMIT_LOG_FILE_BYTES)
+                return self.written
+            self.written += size
+
+    def _drop_replaced(self, index: int) -> None:
+        # A starting slave may replace a file it made (the slave's truncation of a log
+        # it cannot vouch for): a mapping of the old inode would never move again.
+        mapped = self._maps.get(index)
+        path = self.directory / f"{index * COMMIT_LOG_FILE_BYTES:020d}"
+        try:
+            replaced = mapped is not None and path.stat().st_ino != mapped[0]
+        except FileNotFoundError:
+            replaced = True
+        if replaced and mapped is not None:
+            mapped[1].close()
+            del self._maps[index]
+
+    def close(self) -> None:
+        for _, buffer in self._maps.values():
+            buffer.close()
+
+
+def _watch_process(directory: Path, ready: MpEvent, until: Any, results: Any) -> None:
+    """Follows the slave's commit log (``SlaveCommitLog``) every ``POLL_PAUSE_S`` (``ready``
+    once it looks) until it holds more than ``until`` bytes (-1: not known yet), or -2;
+    reports the (monotonic time, bytes written) samples where it moved."""
+    log = SlaveCommitLog(directory)
+    samples: list[tuple[float, int]] = []
+    deadline = time.monotonic() + 600
+    try:
+        while until.value == -1 or 0 <= until.value >= log.written:
+            before = log.written
+            if log.advance() != before:
+                samples.append((time.monotonic(), log.written))
+            ready.set()
+            if time.monotonic() > deadline:
+                break
+            time.sleep(POLL_PAUSE_S)
+    finally:
+        log.close()
+    results.put(samples)
+
+
+@dataclass
+class PacedSends:
+    """What ``_paced_sends`` saw: (monotonic time of the ack, physical offset) of each
+    acked message, and the answers that were errors."""
+
+    acks: list[tuple[float, int]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+async def _paced_sends(namesrv: str, rate: int, seconds: float, size: int) -> PacedSends:
+    """``rate`` single messages a second into queue 0, each sent on time whatever the
+    previous one's answer."""
+    producer = Producer(f"ha-pair-lag-{os.getpid()}", namesrv_addr=namesrv)
+    payload = os.urandom(size)
+    queue = MessageQueue(TOPIC, BROKER_NAME, 0)
+    seen = PacedSends()
+
+    async def send() -> None:
+        try:
+            result = await producer.send(Message(TOPIC, payload), queue=queue)
+        except OrbitError as exc:
+            seen.errors.append(str(exc))
+            return
+        seen.acks.append((time.monotonic(), decode_message_id(result.offset_msg_id)[1]))
+
+    await producer.start()
+    try:
+        for _ in range(20):  # route, connection
+            await send()
+        seen.acks.clear()
+        tasks = []
+        started = time.monotonic()
+        for i in range(int(rate * seconds)):
+            delay = started + i / rate - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(send()))
+        await asyncio.gather(*tasks)
+    finally:
+        await producer.shutdown()
+    return seen
+
+
+def measure_lag(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """An ASYNC_MASTER pair (ASYNC_FLUSH: a send is acked once appended, before disk or
+    slave): a message's lag is from its ack in the producer to the first look at the
+    slave's commit log (another process, ``SlaveCommitLog``) that finds it written."""
+    cluster = Cluster(root, "async", args.base_port, flush_disk_type="ASYNC_FLUSH")
+    context = mp.get_context("spawn")
+    ready, until, results = context.Event(), context.Value("q", -1), context.Queue()
+    watcher = context.Process(
+        target=_watch_process, args=(root / "slave" / "commitlog", ready, until, results)
+    )
+    try:
+        cluster.start()
+        run(_create_topic(cluster.namesrv))
+        watcher.start()
+        if not ready.wait(60):
+            raise RuntimeError("the commit log watcher did not start in 60 s")
+        sends = run(_paced_sends(cluster.namesrv, args.rate, args.seconds, args.size))
+        until.value = max(phy_offset for _, phy_offset in sends.acks)
+        samples = results.get(timeout=60)
+    finally:
+        until.value = -2  # done, or failed: the watcher stops either way
+        watcher.join(timeout=30)
+        cluster.stop()
+    lags_ms = []
+    position = 0
+    for acked_at, phy_offset in sorted(sends.acks, key=lambda ack: ack[1]):
+        while samples[position][1] <= phy_offset:
+            position += 1
+        lags_ms.append(max(0.0, samples[position][0] - acked_at) * 1000)
+    lags_ms.sort()
+    ack_times = [t for t, _ in sends.acks]
+    return {
+        "messages": len(sends.acks),
+        "errors": len(sends.errors),
+        "first_error": sends.errors[0] if sends.errors else None,
+        "achieved_rate": len(ack_times) / (max(ack_times) - min(ack_times)),
+        "lag_p50_ms": statistics.median(lags_ms),
+        "lag_p99_ms": lags_ms[int(len(lags_ms) * 0.99) - 1],
+        "lag_max_ms": lags_ms[-1],
+    }
+
+
+def measure_catch_up(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """A master alone takes ``--backlog-mb`` of messages; then its slave process starts.
+    From the slave's HA connection to the last message readable on the slave (copied and
+    dispatched into its consume queues): MB/s of the master's commit log."""
+    cluster = Cluster(root, "async", args.base_port, flush_disk_type="ASYNC_FLUSH")
+    count = args.backlog_mb * 1024 * 1024 // args.size // args.procs * args.procs
+    try:
+        cluster.start(slave=False)
+        run(_create_topic(cluster.namesrv))
+        _run_producers(cluster.namesrv, count, args, lambda: None)
+        end = _commit_log_end(cluster.namesrv)
+
+        async def masters() -> list[int]:
+            remoting = RemotingClient()
+            try:
+                return await _queue_max_offsets(
+                    MQClientAPI(remoting), f"{HOST}:{cluster.master_port}", range(QUEUE_NUMS)
+                )
+            finally:
+                await remoting.close()
+
+        wanted = run(masters())
+        cluster.spawn_slave()
+        slave_pid = cluster.pid("slave")
+        assert slave_pid is not None
+        connected = cluster.wait_ha_connected()
+        cpu_at_connect = cpu_seconds(slave_pid)
+        log = SlaveCommitLog(root / "slave" / "commitlog")
+        try:
+            readable = run(_wait_caught_up(f"{HOST}:{cluster.slave_port}", log, end, wanted))
+        finally:
+            log.close()
+        slave_cpu = cpu_seconds(slave_pid) - cpu_at_connect
+    finally:
+        cluster.stop()
+    copied = (log.copied_at or readable) - connected
+    return {
+        "messages": sum(wanted),
+        "bytes": end,
+        "copied_s": copied,
+        "copied_mb_per_s": end / copied / 1e6,
+        "readable_s": readable - connected,
+        "readable_mb_per_s": end / (readable - connected) / 1e6,
+        "slave_cpu_s": slave_cpu,
+    }
+
+
+def _commit_log_end(namesrv: str) -> int:
+    """The master's commit log end: one more message's physical offset (its offset
+    message id), plus its size."""
+
+    async def probe() -> int:
+        producer = Producer(f"ha-pair-probe-{os.getpid()}", namesrv_addr=namesrv)
+        await producer.start()
+        try:
+            first = await producer.send(Message(TOPIC, b"p"))
+            second = await producer.send(Message(TOPIC, b"p"))
+        finally:
+            await producer.shutdown()
+        start = decode_message_id(first.offset_msg_id)[1]
+        return 2 * decode_message_id(second.offset_msg_id)[1] - start
+
+    return run(probe())
+
+
+async def _wait_caught_up(addr: str, log: SlaveCommitLog, end: int, wanted: list[int]) -> float:
+    """Polls every 5 ms until ``addr``'s queues reach ``wanted``; the monotonic time. On
+    the way, the time ``log`` reached ``end`` goes in ``log.copied_at``."""
+    remoting = RemotingClient()
+    api = MQClientAPI(remoting)
+    deadline = time.monotonic() + 600
+    try:
+        while time.monotonic() < deadline:
+            # The HA client appends in order: the last byte there means all of it is.
+            if log.copied_at is None and log.byte_at(end - 1):
+                log.copied_at = time.monotonic()
+            try:
+                offsets = await _queue_max_offsets(api, addr, range(len(wanted)))
+            except OrbitError:
+                offsets = [0] * len(wanted)  # the slave is still starting
+            if all(have >= want for have, want in zip(offsets, wanted, strict=True)):
+                return time.monotonic()
+            await asyncio.sleep(0.005)
+    finally:
+        await remoting.close()
+    raise RuntimeError(f"the slave did not catch up within 600 s (wanted {wanted})")
+
+
 def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
     """Medians per mode, and the per-round ratios to the lone master with their median."""
     summary: dict[str, Any] = {}
-    modes = [mode for mode in MODES if all(mode in r for r in rounds)]
+    modes = [mode for mode in MODES if rounds and all(mode in r for r in rounds)]
     for mode in modes:
         figures = [r[mode] for r in rounds]
         summary[mode] = {
@@ -366,17 +665,21 @@ def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, A
         )
 
 
-def _print_replication(catch_up: dict[str, Any], steady: dict[str, Any]) -> None:
-    print(
-        f"catch-up: {catch_up['messages']} messages / {catch_up['bytes'] / 1e6:.0f} MB "
-        f"copied in {catch_up['copy_s']:.2f} s = {catch_up['copy_mb_per_s']:.0f} MB/s "
-        f"(dispatched in {catch_up['dispatched_s']:.2f} s)"
-    )
-    print(
-        f"steady: {steady['messages']} messages at {steady['achieved_rate']:.0f} msg/s, "
-        f"lag p50 / p99 / max {steady['lag_p50_ms']:.2f} / {steady['lag_p99_ms']:.2f} / "
-        f"{steady['lag_max_ms']:.2f} ms"
-    )
+def _print_replication(lag: dict[str, Any] | None, catch_up: dict[str, Any] | None) -> None:
+    if lag is not None:
+        print(
+            f"lag: {lag['messages']} messages at {lag['achieved_rate']:.0f} msg/s, "
+            f"p50 / p99 / max {lag['lag_p50_ms']:.2f} / {lag['lag_p99_ms']:.2f} / "
+            f"{lag['lag_max_ms']:.2f} ms; {lag['errors']} sends failed {lag['first_error'] or ''}"
+        )
+    if catch_up is not None:
+        print(
+            f"catch-up: {catch_up['messages']} messages / {catch_up['bytes'] / 1e6:.0f} MB "
+            f"after the slave connected: copied in {catch_up['copied_s']:.2f} s = "
+            f"{catch_up['copied_mb_per_s']:.0f} MB/s, readable (dispatched) in "
+            f"{catch_up['readable_s']:.2f} s = {catch_up['readable_mb_per_s']:.0f} MB/s "
+            f"(slave CPU {catch_up['slave_cpu_s']:.2f} s)"
+        )
 
 
 def _arguments() -> argparse.Namespace:
@@ -389,9 +692,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--base-port", type=int, default=19876)
-    parser.add_argument("--backlog-mb", type=int, default=1024, help="0: no store-pair phases")
+    parser.add_argument("--backlog-mb", type=int, default=1024, help="0: no catch-up phase")
     parser.add_argument("--rate", type=int, default=2000)
-    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--seconds", type=float, default=10, help="0: no lag phase")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.modes = [m for m in args.modes.split(",") if m]
@@ -401,41 +704,48 @@ def _arguments() -> argparse.Namespace:
     return args
 
 
+def _in_fresh_dir(prefix: str, measure: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        return measure(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     args = _arguments()
     rounds: list[dict[str, dict[str, Any]]] = []
+    lag: dict[str, Any] | None = None
     catch_up: dict[str, Any] | None = None
-    steady: dict[str, Any] | None = None
     with Progress() as progress:
-        task = progress.add_task("produce", total=args.repeats * len(args.modes))
+        task = progress.add_task("produce", total=args.repeats * len(args.modes) + 2)
         for i in range(args.repeats):
             round_: dict[str, dict[str, Any]] = {}
             for mode in args.modes:
                 progress.update(task, description=f"round {i + 1}: {mode}")
-                root = Path(tempfile.mkdtemp(prefix=f"ha-pair-{mode}-"))
-                try:
-                    round_[mode] = measure_produce(mode, args, root)
-                finally:
-                    shutil.rmtree(root, ignore_errors=True)
+                round_[mode] = _in_fresh_dir(
+                    f"ha-pair-{mode}-", functools.partial(measure_produce, mode, args)
+                )
                 progress.advance(task)
             rounds.append(round_)
+        if args.seconds:
+            progress.update(task, description="lag")
+            lag = _in_fresh_dir("ha-pair-lag-", lambda root: measure_lag(args, root))
+        progress.advance(task)
         if args.backlog_mb:
-            progress.update(task, description="store pair: catch-up and lag")
-            catch_up, steady = measure_store_pair(
-                args.backlog_mb * 1024 * 1024, args.rate, args.seconds
-            )
+            progress.update(task, description="catch-up")
+            catch_up = _in_fresh_dir("ha-pair-catch-up-", lambda root: measure_catch_up(args, root))
+        progress.advance(task)
     summary = summarize(rounds)
     _print_produce(rounds, summary)
-    if catch_up is not None and steady is not None:
-        catch_up.pop("client", None)
-        _print_replication(catch_up, steady)
+    _print_replication(lag, catch_up)
     out = args.json or REPO / "benchmarks" / "results" / (
         f"ha-pair-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}.json"
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     record = {"args": {k: str(v) for k, v in vars(args).items()}, "rounds": rounds}
     out.write_text(
-        json.dumps(record | {"summary": summary, "catch_up": catch_up, "steady": steady}, indent=2)
+        json.dumps(record | {"summary": summary, "lag": lag, "catch_up": catch_up}, indent=2)
     )
     print(f"JSON: {out}")
 

@@ -133,28 +133,6 @@ def _steady(master: MessageStore, slave: MessageStore, rate: int, seconds: float
     }
 
 
-def measure_store_pair(
-    backlog_bytes: int, rate: int, seconds: float
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Both phases on a fresh master/slave store pair: (catch-up, steady) figures.
-    benchmarks/ha_pair_bench.py runs them too."""
-    with tempfile.TemporaryDirectory(prefix="replication-bench-") as tmp:
-        master = _store(Path(tmp, "master"), BrokerRole.ASYNC_MASTER)
-        service = HAService(master, "127.0.0.1")
-        service.start()
-        master.on_append = service.wakeup
-        slave = _store(Path(tmp, "slave"), BrokerRole.SLAVE)
-        try:
-            catch_up = _catch_up(master, slave, service.port, backlog_bytes)
-            steady = _steady(master, slave, rate, seconds)
-            catch_up.pop("client").shutdown()
-        finally:
-            service.shutdown()
-            slave.shutdown()
-            master.shutdown()
-    return catch_up, steady
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backlog-mb", type=int, default=256)
@@ -162,7 +140,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    catch_up, steady = measure_store_pair(args.backlog_mb * 1024 * 1024, args.rate, args.seconds)
+    with tempfile.TemporaryDirectory(prefix="replication-bench-") as tmp:
+        master = _store(Path(tmp, "master"), BrokerRole.ASYNC_MASTER)
+        service = HAService(master, "127.0.0.1")
+        service.start()
+        master.on_append = service.wakeup
+        slave = _store(Path(tmp, "slave"), BrokerRole.SLAVE)
+        try:
+            catch_up = _catch_up(master, slave, service.port, args.backlog_mb * 1024 * 1024)
+            steady = _steady(master, slave, args.rate, args.seconds)
+            catch_up.pop("client").shutdown()
+        finally:
+            service.shutdown()
+            slave.shutdown()
+            master.shutdown()
     rows = [
         (
             "catch-up",
