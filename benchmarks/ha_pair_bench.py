@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.synchronize import Event as MpEvent
@@ -56,7 +57,7 @@ from typing import Any
 
 from rich.progress import Progress
 
-from orbitmq.client import AdminClient, MQClientAPI, Producer, SendStatus
+from orbitmq.client import AdminClient, MQClientAPI, Producer
 from orbitmq.client.producer import ProducerConfig
 from orbitmq.common import Message, MessageQueue, OrbitError, decode_message_id
 from orbitmq.remoting import RemotingClient, run
@@ -222,25 +223,39 @@ async def _create_topic(namesrv: str) -> None:
         await asyncio.sleep(0.2)
 
 
+@dataclass
+class ProducerWindow:
+    """One producer process's timed phase: its monotonic start and end, and how many
+    sends answered each status (a SYNC_MASTER answers FLUSH_SLAVE_TIMEOUT after
+    ``slaveTimeout`` without the slave's report: the batch is stored on the master)."""
+
+    started: float
+    ended: float
+    statuses: Counter[str]
+
+
 async def _produce(
-    namesrv: str, count: int, batch: int, inflight: int, size: int, go: MpEvent
-) -> tuple[float, float]:
+    namesrv: str, count: int, options: tuple[int, int, int], ready: Any, go: MpEvent
+) -> ProducerWindow:
+    batch, inflight, size = options
     producer = Producer(
         f"ha-pair-bench-{os.getpid()}",
         namesrv_addr=namesrv,
         config=ProducerConfig(send_msg_timeout_s=30.0),
     )
     payload = os.urandom(size)
+    statuses: Counter[str] = Counter()
     await producer.start()
 
     async def send(n: int) -> None:
         result = await producer.send([Message(TOPIC, payload) for _ in range(n)])
-        if result.send_status is not SendStatus.SEND_OK:
-            raise RuntimeError(f"send answered {result.send_status.name}")
+        statuses[result.send_status.name] += 1
 
     try:
         for _ in range(2):  # route, connection, the broker's first writes
             await send(batch)
+        statuses.clear()
+        ready.put(os.getpid())
         await asyncio.to_thread(go.wait)
         remaining = count
         started = time.monotonic()
@@ -253,7 +268,7 @@ async def _produce(
                 await send(n)
 
         await asyncio.gather(*(lane() for _ in range(inflight)))
-        return started, time.monotonic()
+        return ProducerWindow(started, time.monotonic(), statuses)
     finally:
         await producer.shutdown()
 
@@ -266,14 +281,13 @@ def _producer_process(
     go: MpEvent,
     results: Any,
 ) -> None:
-    """One client process: warm up, say so, wait for ``go``, send ``count``, report."""
-    batch, inflight, size = options
-
-    async def main() -> tuple[float, float]:
-        ready.put(os.getpid())
-        return await _produce(namesrv, count, batch, inflight, size, go)
-
-    results.put(run(main()))
+    """One client process: warm up, say so on ``ready``, wait for ``go``, send ``count``,
+    report its window (or its error, on both queues, so that nobody waits for it)."""
+    try:
+        results.put(run(_produce(namesrv, count, options, ready, go)))
+    except Exception as exc:
+        ready.put(f"error: {exc!r}")
+        results.put(f"error: {exc!r}")
 
 
 def _wait_idle(pid: int, limit_s: float = 20.0) -> float:
@@ -290,11 +304,17 @@ def _wait_idle(pid: int, limit_s: float = 20.0) -> float:
     return before
 
 
+def _check(answer: Any) -> Any:
+    if isinstance(answer, str) and answer.startswith("error"):
+        raise RuntimeError(f"a producer process failed: {answer}")
+    return answer
+
+
 def _run_producers(
     namesrv: str, count: int, args: argparse.Namespace, on_go: Callable[[], None]
-) -> list[tuple[float, float]]:
+) -> list[ProducerWindow]:
     """``--procs`` producer processes send ``count`` messages in all, started together
-    after their warm-up (``on_go`` runs just before); their (start, end) windows."""
+    after their warm-up (``on_go`` runs just before); their windows."""
     context = mp.get_context("spawn")
     ready, results, go = context.Queue(), context.Queue(), context.Event()
     workers: list[Any] = []
@@ -308,11 +328,10 @@ def _run_producers(
             worker.start()
             workers.append(worker)
         for _ in workers:
-            ready.get(timeout=120)
-        time.sleep(1.0)  # the warm-up batches are acked before the clock starts
+            _check(ready.get(timeout=120))
         on_go()
         go.set()
-        return [results.get(timeout=600) for _ in workers]
+        return [_check(results.get(timeout=600)) for _ in workers]
     except Empty as exc:
         raise RuntimeError("a producer process did not answer in time") from exc
     finally:
@@ -342,8 +361,12 @@ def measure_produce(mode: str, args: argparse.Namespace, root: Path) -> dict[str
     finally:
         cluster.stop()
     total = args.messages // args.procs * args.procs
-    elapsed = max(end for _, end in windows) - min(start for start, _ in windows)
+    elapsed = max(w.ended for w in windows) - min(w.started for w in windows)
+    statuses: Counter[str] = Counter()
+    for window in windows:
+        statuses.update(window.statuses)
     return {
+        "statuses": dict(statuses),
         "mode": mode,
         "messages": total,
         "seconds": elapsed,
@@ -644,16 +667,18 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
 def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, Any]) -> None:
     print(
         f"{'round':<6} {'mode':<6} {'msg/s':>10} {'ratio':>7} {'master us/msg':>14} "
-        f"{'slave us/msg':>13}"
+        f"{'slave us/msg':>13}  sends not SEND_OK"
     )
     for i, round_ in enumerate(rounds, 1):
         for mode, f in round_.items():
             ratio = f["msg_per_s"] / round_["lone"]["msg_per_s"] if "lone" in round_ else None
             slave = f["slave_cpu_us_per_msg"]
+            not_ok = {k: v for k, v in f["statuses"].items() if k != "SEND_OK"}
             print(
                 f"{i:<6} {mode:<6} {f['msg_per_s']:>10,.0f} "
                 f"{'' if ratio is None else f'{ratio:.3f}':>7} "
                 f"{f['master_cpu_us_per_msg']:>14.1f} {'' if slave is None else f'{slave:.1f}':>13}"
+                f"  {not_ok or ''}"
             )
     for mode, s in summary.items():
         ratio = s.get("ratio_median")

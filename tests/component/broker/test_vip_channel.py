@@ -21,7 +21,7 @@ from tests.component.broker.conftest import (
     send_request,
     sent_header,
 )
-from tests.support import small_config
+from tests.support import free_port_pair, small_config
 
 HOST = "127.0.0.1"
 #: What a RocketMQ 4.9.8 slave's SlaveSynchronize asks its master for.
@@ -39,23 +39,6 @@ def broker_vip_channel(addr: str) -> str:
     return f"{host}:{int(port) - 2}"
 
 
-def _port_pair() -> int:
-    """A port P with P and P - 2 both free on HOST just now."""
-    for _ in range(50):
-        with socket.socket() as main:
-            main.bind((HOST, 0))
-            port = int(main.getsockname()[1])
-            if port < 3:
-                continue
-            with socket.socket() as vip:
-                try:
-                    vip.bind((HOST, port - 2))
-                except OSError:
-                    continue
-                return port
-    raise AssertionError("no free port pair found")
-
-
 async def _call(client: RemotingClient, addr: str, code: int) -> RemotingCommand:
     return await client.invoke(addr, RemotingCommand.create_request(code, {}), 5.0)
 
@@ -63,7 +46,7 @@ async def _call(client: RemotingClient, addr: str, code: int) -> RemotingCommand
 async def test_a_rocketmq_slave_syncs_the_same_metadata_on_port_minus_2(
     broker_factory: BrokerFactory, client: RemotingClient
 ) -> None:
-    port = _port_pair()
+    port = free_port_pair(HOST)
     broker = await broker_factory(listen_port=port, bind_address=HOST)
     assert broker.fast_port == port - 2
     vip = broker_vip_channel(broker.address)
@@ -124,7 +107,7 @@ def test_the_vip_port_is_listen_port_minus_2() -> None:
 
 
 async def test_a_taken_vip_port_fails_the_start_naming_it(tmp_path: Path) -> None:
-    port = _port_pair()
+    port = free_port_pair(HOST)
     config = BrokerConfig(
         broker_name="broker-a", broker_ip1=HOST, bind_address=HOST, listen_port=port
     )
