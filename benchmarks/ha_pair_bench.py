@@ -59,7 +59,13 @@ from rich.progress import Progress
 
 from orbitmq.client import AdminClient, MQClientAPI, Producer
 from orbitmq.client.producer import ProducerConfig
-from orbitmq.common import Message, MessageQueue, OrbitError, decode_message_id
+from orbitmq.common import (
+    MESSAGE_MAGIC_CODE,
+    Message,
+    MessageQueue,
+    OrbitError,
+    decode_message_id,
+)
 from orbitmq.remoting import RemotingClient, run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -414,18 +420,23 @@ class SlaveCommitLog:
         return mapped[1][offset % COMMIT_LOG_FILE_BYTES]
 
     def advance(self) -> int:
-        """Walks ``written`` over the messages landed since; the new value."""
+        """Walks ``written`` over the messages landed since; the new value. A message
+        counts once its size and magic code read the same before and after its last byte
+        was seen (a copy may land its tail before its middle)."""
         while True:
-            head = bytes(self.byte_at(self.written + i) for i in range(4))
-            size = int.from_bytes(head, "big")
+            size, magic = self._int_at(self.written), self._int_at(self.written + 4)
             if (
-                size <= 0
-                or size > COMMIT_LOG_FILE_BYTES
+                magic != MESSAGE_MAGIC_CODE & 0xFFFFFFFF
+                or not 0 < size <= COMMIT_LOG_FILE_BYTES
                 or not self.byte_at(self.written + size - 1)
+                or self._int_at(self.written) != size
             ):
                 self._drop_replaced(self.written // COMMIT_LOG_FILE_BYTES)
                 return self.written
             self.written += size
+
+    def _int_at(self, offset: int) -> int:
+        return int.from_bytes(bytes(self.byte_at(offset + i) for i in range(4)), "big")
 
     def _drop_replaced(self, index: int) -> None:
         # A starting slave may replace a file it made (the slave's truncation of a log
@@ -691,13 +702,16 @@ def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, A
 
 
 def _print_replication(lag: dict[str, Any] | None, catch_up: dict[str, Any] | None) -> None:
-    if lag is not None:
+    for name, phase in (("lag", lag), ("catch-up", catch_up)):
+        if phase is not None and "error" in phase:
+            print(f"{name}: failed: {phase['error']}")
+    if lag is not None and "error" not in lag:
         print(
             f"lag: {lag['messages']} messages at {lag['achieved_rate']:.0f} msg/s, "
             f"p50 / p99 / max {lag['lag_p50_ms']:.2f} / {lag['lag_p99_ms']:.2f} / "
             f"{lag['lag_max_ms']:.2f} ms; {lag['errors']} sends failed {lag['first_error'] or ''}"
         )
-    if catch_up is not None:
+    if catch_up is not None and "error" not in catch_up:
         print(
             f"catch-up: {catch_up['messages']} messages / {catch_up['bytes'] / 1e6:.0f} MB "
             f"after the slave connected: copied in {catch_up['copied_s']:.2f} s = "
@@ -737,11 +751,26 @@ def _in_fresh_dir(prefix: str, measure: Callable[[Path], dict[str, Any]]) -> dic
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _save(out: Path, record: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2))
+
+
+def _phase(record: dict[str, Any], name: str, measure: Callable[[], dict[str, Any]]) -> None:
+    """One of the replication phases: its figures, or its error (the others still run)."""
+    try:
+        record[name] = measure()
+    except Exception as exc:  # a phase that fails is reported, not fatal
+        record[name] = {"error": repr(exc)}
+
+
 def main() -> None:
     args = _arguments()
+    out = args.json or REPO / "benchmarks" / "results" / (
+        f"ha-pair-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}.json"
+    )
     rounds: list[dict[str, dict[str, Any]]] = []
-    lag: dict[str, Any] | None = None
-    catch_up: dict[str, Any] | None = None
+    record: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
     with Progress() as progress:
         task = progress.add_task("produce", total=args.repeats * len(args.modes) + 2)
         for i in range(args.repeats):
@@ -753,25 +782,25 @@ def main() -> None:
                 )
                 progress.advance(task)
             rounds.append(round_)
+            _save(out, record | {"rounds": rounds})
+        record |= {"rounds": rounds, "summary": summarize(rounds)}
         if args.seconds:
             progress.update(task, description="lag")
-            lag = _in_fresh_dir("ha-pair-lag-", lambda root: measure_lag(args, root))
+            lag = functools.partial(measure_lag, args)
+            _phase(record, "lag", functools.partial(_in_fresh_dir, "ha-pair-lag-", lag))
+            _save(out, record)
         progress.advance(task)
         if args.backlog_mb:
             progress.update(task, description="catch-up")
-            catch_up = _in_fresh_dir("ha-pair-catch-up-", lambda root: measure_catch_up(args, root))
+            catch_up = functools.partial(measure_catch_up, args)
+            _phase(
+                record, "catch_up", functools.partial(_in_fresh_dir, "ha-pair-catch-up-", catch_up)
+            )
+            _save(out, record)
         progress.advance(task)
-    summary = summarize(rounds)
-    _print_produce(rounds, summary)
-    _print_replication(lag, catch_up)
-    out = args.json or REPO / "benchmarks" / "results" / (
-        f"ha-pair-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}.json"
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    record = {"args": {k: str(v) for k, v in vars(args).items()}, "rounds": rounds}
-    out.write_text(
-        json.dumps(record | {"summary": summary, "lag": lag, "catch_up": catch_up}, indent=2)
-    )
+    _print_produce(rounds, record["summary"])
+    _print_replication(record.get("lag"), record.get("catch_up"))
+    _save(out, record)
     print(f"JSON: {out}")
 
 
