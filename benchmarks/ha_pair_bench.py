@@ -435,6 +435,14 @@ class SlaveCommitLog:
                 return self.written
             self.written += size
 
+    def holds(self, end: int) -> bool:
+        """Whether the byte before ``end`` is written: the HA client appends in order, so
+        then everything before it is too."""
+        if self.byte_at(end - 1):
+            return True
+        self._drop_replaced((end - 1) // COMMIT_LOG_FILE_BYTES)
+        return False
+
     def _int_at(self, offset: int) -> int:
         return int.from_bytes(bytes(self.byte_at(offset + i) for i in range(4)), "big")
 
@@ -573,17 +581,26 @@ def measure_catch_up(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         run(_create_topic(cluster.namesrv))
         _run_producers(cluster.namesrv, count, args, lambda: None)
         end = _commit_log_end(cluster.namesrv)
+        # the timed messages, each producer's two warm-up batches, the two probes
+        expected = count + 2 * args.batch * args.procs + 2
 
-        async def masters() -> list[int]:
+        async def masters(expected: int) -> list[int]:
+            """The master's queue ends once it dispatched all ``expected`` messages."""
             remoting = RemotingClient()
+            deadline = time.monotonic() + 120
             try:
-                return await _queue_max_offsets(
-                    MQClientAPI(remoting), f"{HOST}:{cluster.master_port}", range(QUEUE_NUMS)
-                )
+                while time.monotonic() < deadline:
+                    offsets = await _queue_max_offsets(
+                        MQClientAPI(remoting), f"{HOST}:{cluster.master_port}", range(QUEUE_NUMS)
+                    )
+                    if sum(offsets) >= expected:
+                        return offsets
+                    await asyncio.sleep(0.05)
             finally:
                 await remoting.close()
+            raise RuntimeError(f"the master did not dispatch {expected} messages in 120 s")
 
-        wanted = run(masters())
+        wanted = run(masters(expected))
         cluster.spawn_slave()
         slave_pid = cluster.pid("slave")
         assert slave_pid is not None
@@ -635,8 +652,7 @@ async def _wait_caught_up(addr: str, log: SlaveCommitLog, end: int, wanted: list
     deadline = time.monotonic() + 600
     try:
         while time.monotonic() < deadline:
-            # The HA client appends in order: the last byte there means all of it is.
-            if log.copied_at is None and log.byte_at(end - 1):
+            if log.copied_at is None and log.holds(end):
                 log.copied_at = time.monotonic()
             try:
                 offsets = await _queue_max_offsets(api, addr, range(len(wanted)))
