@@ -4,29 +4,36 @@
         [--procs 1] [--inflight 4] [--batch 500] [--size 1024] [--backlog-mb 1024]
         [--rate 2000] [--seconds 10] [--modes lone,async,sync] [--json PATH]
 
-Run from the repository root. Each produce measurement starts its own cluster of real
-``orbitmq`` processes on loopback (fixed ports, ``--base-port``), fresh data directories:
-a name server, a master (``flushDiskType=SYNC_FLUSH``: SEND_OK after the fsync) and, for
-the pairs, a slave (``brokerRole=SLAVE``) that must hold an HA connection before anything
-is timed. The modes:
+Run from the repository root. Every phase starts its own cluster of real ``orbitmq``
+processes on loopback (fixed ports from ``--base-port``; fresh data directories): a name
+server, a master and, for the pairs, a slave (``brokerRole=SLAVE``) that holds its HA
+connection before anything is timed.
 
-- ``lone``: the master alone (ASYNC_MASTER, no slave connected);
-- ``async``: ASYNC_MASTER + slave (the slave copies in the background);
-- ``sync``: SYNC_MASTER + slave (a send is answered once the slave has it; needs the
-  SYNC_MASTER wait, else it measures the same as ``async``).
+1. Produce, the modes interleaved in each of ``--repeats`` rounds (machine noise moves all
+   three alike), the master on ``flushDiskType=SYNC_FLUSH`` (SEND_OK after the fsync):
+   ``lone`` the master alone (ASYNC_MASTER, no slave); ``async`` ASYNC_MASTER + slave (the
+   slave copies in the background); ``sync`` SYNC_MASTER + slave (a send is answered once
+   the slave reported holding it). The producers are the peer line-up's: ``--procs``
+   client processes, each with one ``Producer`` and ``--inflight`` concurrent batch
+   requests of ``--batch`` messages of ``--size`` bytes into a 4-queue topic, started
+   together after a warm-up; msg/s is the messages over the first start to the last ack.
+   The ratios async/lone and sync/lone are taken per round and their median reported. CPU
+   per message is the master's and the slave's utime+stime (``/proc/<pid>/stat``) over the
+   timed window, divided by the messages; the slave's window runs until it is idle again.
+2. Lag (``--seconds``; 0 skips it): an ASYNC_MASTER pair on ASYNC_FLUSH (a send is acked
+   once appended); ``--rate`` single messages a second into queue 0, each sent on time
+   whatever the previous one's answer. A message's lag is from its ack in the producer to
+   the first look (every 0.2 ms, from another process) at the slave's commit log file that
+   finds it written (``SlaveCommitLog``: the files are read where they lie, so nothing
+   asks the slave). p50, p99 and max, and how many sends failed.
+3. Catch-up (``--backlog-mb``; 0 skips it): the master alone takes that many MiB of
+   message bodies; then the slave process starts. From its HA connection to the backlog's
+   last byte in the slave's commit log (copied), and to the last message in the slave's
+   consume queues (readable): MB/s of the master's commit log.
 
-The producers are the peer line-up's (``benchmarks/peerbench_orbitmq.py``): ``--procs``
-client processes, each with one ``Producer``, ``--inflight`` concurrent batch requests of
-``--batch`` 1 KiB messages into a 4-queue topic, started together after a warm-up; msg/s is
-the messages over the first start to the last ack. The modes are interleaved within each of
-``--repeats`` rounds (machine noise moves all three alike), and the ratios async/lone and
-sync/lone are taken per round, then their median reported. CPU per message is the master's
-and the slave's utime+stime (``/proc/<pid>/stat``) over the timed window, divided by the
-messages; the slave's window runs until it is idle again (it may copy after the last ack).
-
-Then the store pair of ``benchmarks/replication_bench.py`` (in this process): catch-up of a
-``--backlog-mb`` backlog and lag at ``--rate`` msg/s. Prints tables; writes JSON to
-``benchmarks/results/`` (git-ignored) or ``--json``.
+Prints tables; writes JSON (after each phase) to ``benchmarks/results/`` (git-ignored) or
+``--json``. ``benchmarks/replication_bench.py`` measures the same copy and lag between two
+stores in one process (no broker, no client): the store path alone.
 """
 
 from __future__ import annotations
@@ -238,6 +245,7 @@ class ProducerWindow:
     started: float
     ended: float
     statuses: Counter[str]
+    latencies_ms: list[float]
 
 
 async def _produce(
@@ -251,16 +259,21 @@ async def _produce(
     )
     payload = os.urandom(size)
     statuses: Counter[str] = Counter()
+    latencies_ms: list[float] = []
     await producer.start()
 
     async def send(n: int) -> None:
-        result = await producer.send([Message(TOPIC, payload) for _ in range(n)])
+        batch_of = [Message(TOPIC, payload) for _ in range(n)]
+        sent_at = time.monotonic()
+        result = await producer.send(batch_of)
+        latencies_ms.append((time.monotonic() - sent_at) * 1000)
         statuses[result.send_status.name] += 1
 
     try:
         for _ in range(2):  # route, connection, the broker's first writes
             await send(batch)
         statuses.clear()
+        latencies_ms.clear()
         ready.put(os.getpid())
         await asyncio.to_thread(go.wait)
         remaining = count
@@ -274,7 +287,7 @@ async def _produce(
                 await send(n)
 
         await asyncio.gather(*(lane() for _ in range(inflight)))
-        return ProducerWindow(started, time.monotonic(), statuses)
+        return ProducerWindow(started, time.monotonic(), statuses, latencies_ms)
     finally:
         await producer.shutdown()
 
@@ -371,8 +384,14 @@ def measure_produce(mode: str, args: argparse.Namespace, root: Path) -> dict[str
     statuses: Counter[str] = Counter()
     for window in windows:
         statuses.update(window.statuses)
+    latencies = sorted(ms for window in windows for ms in window.latencies_ms)
     return {
         "statuses": dict(statuses),
+        "batch_latency_ms": {
+            "p50": statistics.median(latencies),
+            "p99": latencies[max(0, int(len(latencies) * 0.99) - 1)],
+            "max": latencies[-1],
+        },
         "mode": mode,
         "messages": total,
         "seconds": elapsed,
@@ -694,18 +713,19 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
 def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, Any]) -> None:
     print(
         f"{'round':<6} {'mode':<6} {'msg/s':>10} {'ratio':>7} {'master us/msg':>14} "
-        f"{'slave us/msg':>13}  sends not SEND_OK"
+        f"{'slave us/msg':>13} {'batch ms p50/p99':>17}  sends not SEND_OK"
     )
     for i, round_ in enumerate(rounds, 1):
         for mode, f in round_.items():
             ratio = f["msg_per_s"] / round_["lone"]["msg_per_s"] if "lone" in round_ else None
             slave = f["slave_cpu_us_per_msg"]
             not_ok = {k: v for k, v in f["statuses"].items() if k != "SEND_OK"}
+            latency = f["batch_latency_ms"]
             print(
                 f"{i:<6} {mode:<6} {f['msg_per_s']:>10,.0f} "
                 f"{'' if ratio is None else f'{ratio:.3f}':>7} "
                 f"{f['master_cpu_us_per_msg']:>14.1f} {'' if slave is None else f'{slave:.1f}':>13}"
-                f"  {not_ok or ''}"
+                f" {latency['p50']:>8.1f}/{latency['p99']:<8.1f}  {not_ok or ''}"
             )
     for mode, s in summary.items():
         ratio = s.get("ratio_median")
