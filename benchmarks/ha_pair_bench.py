@@ -246,6 +246,7 @@ class ProducerWindow:
     ended: float
     statuses: Counter[str]
     latencies_ms: list[float]
+    cpu_s: float
 
 
 async def _produce(
@@ -277,7 +278,7 @@ async def _produce(
         ready.put(os.getpid())
         await asyncio.to_thread(go.wait)
         remaining = count
-        started = time.monotonic()
+        started, cpu = time.monotonic(), cpu_seconds(os.getpid())
 
         async def lane() -> None:
             nonlocal remaining
@@ -287,7 +288,9 @@ async def _produce(
                 await send(n)
 
         await asyncio.gather(*(lane() for _ in range(inflight)))
-        return ProducerWindow(started, time.monotonic(), statuses, latencies_ms)
+        ended = time.monotonic()
+        cpu = cpu_seconds(os.getpid()) - cpu
+        return ProducerWindow(started, ended, statuses, latencies_ms, cpu)
     finally:
         await producer.shutdown()
 
@@ -398,6 +401,7 @@ def measure_produce(mode: str, args: argparse.Namespace, root: Path) -> dict[str
         "msg_per_s": total / elapsed,
         "master_cpu_us_per_msg": master_cpu * 1e6 / total,
         "slave_cpu_us_per_msg": slave_cpu * 1e6 / total if slave_pid else None,
+        "producer_cpu_us_per_msg": sum(w.cpu_s for w in windows) * 1e6 / total,
     }
 
 
@@ -694,6 +698,9 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         summary[mode] = {
             "msg_per_s": statistics.median(f["msg_per_s"] for f in figures),
             "master_cpu_us_per_msg": statistics.median(f["master_cpu_us_per_msg"] for f in figures),
+            "producer_cpu_us_per_msg": statistics.median(
+                f["producer_cpu_us_per_msg"] for f in figures
+            ),
             "slave_cpu_us_per_msg": (
                 statistics.median(f["slave_cpu_us_per_msg"] for f in figures)
                 if mode != "lone"
@@ -713,7 +720,8 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
 def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, Any]) -> None:
     print(
         f"{'round':<6} {'mode':<6} {'msg/s':>10} {'ratio':>7} {'master us/msg':>14} "
-        f"{'slave us/msg':>13} {'batch ms p50/p99':>17}  sends not SEND_OK"
+        f"{'slave us/msg':>13} {'producer us/msg':>16} {'batch ms p50/p99':>17}  "
+        "sends not SEND_OK"
     )
     for i, round_ in enumerate(rounds, 1):
         for mode, f in round_.items():
@@ -725,6 +733,7 @@ def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, A
                 f"{i:<6} {mode:<6} {f['msg_per_s']:>10,.0f} "
                 f"{'' if ratio is None else f'{ratio:.3f}':>7} "
                 f"{f['master_cpu_us_per_msg']:>14.1f} {'' if slave is None else f'{slave:.1f}':>13}"
+                f" {f['producer_cpu_us_per_msg']:>16.1f}"
                 f" {latency['p50']:>8.1f}/{latency['p99']:<8.1f}  {not_ok or ''}"
             )
     for mode, s in summary.items():
@@ -734,6 +743,7 @@ def _print_produce(rounds: list[dict[str, dict[str, Any]]], summary: dict[str, A
             f"{'median':<6} {mode:<6} {s['msg_per_s']:>10,.0f} "
             f"{'' if ratio is None else f'{ratio:.3f}':>7} "
             f"{s['master_cpu_us_per_msg']:>14.1f} {'' if slave is None else f'{slave:.1f}':>13}"
+            f" {s['producer_cpu_us_per_msg']:>16.1f}"
         )
 
 
