@@ -3,9 +3,10 @@
 
 RocketMQ reaches it through ``MixAll.brokerVIPChannel`` (host:port - 2): a Java client with
 ``vipChannelEnabled`` (system property ``com.rocketmq.sendMessageWithVIPChannel``; true in
-older 4.x clients, false in recent ones) sends messages there (pulls go to the listen port), and a 4.9.8
-slave's ``BrokerOuterAPI.getAllTopicConfig`` always asks its master there (its other three
-metadata calls go to the listen port), so a RocketMQ slave of an OrbitMQ master needs it.
+older 4.x clients, false in recent ones) sends messages there (pulls go to the listen
+port), and a 4.9.8 slave's ``BrokerOuterAPI.getAllTopicConfig`` always asks its master
+there (its other three metadata calls go to the listen port), so a RocketMQ slave of an
+OrbitMQ master needs it.
 RocketMQ has no key for this port and no way to turn it off: it is always listenPort - 2
 (5.x takes any free port when that is below 0).
 """
