@@ -11,6 +11,19 @@ from orbitmq.protocol.body.cluster import (
     KVTable,
     RegisterBrokerBody,
 )
+from orbitmq.protocol.body.connection import (
+    Connection,
+    ConsumerConnection,
+    GroupList,
+    ProducerConnection,
+)
+from orbitmq.protocol.body.consumer_running import (
+    CMResult,
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+    ConsumeStatus,
+    ProcessQueueInfo,
+)
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
     CheckClientRequestBody,
@@ -53,15 +66,22 @@ __all__ = [
     "Body",
     "BodyError",
     "BrokerData",
+    "CMResult",
     "CheckClientRequestBody",
     "ClusterInfo",
+    "Connection",
     "ConsumeFromWhere",
+    "ConsumeMessageDirectlyResult",
     "ConsumeStats",
+    "ConsumeStatus",
     "ConsumeType",
+    "ConsumerConnection",
     "ConsumerData",
     "ConsumerOffsetSerializeWrapper",
+    "ConsumerRunningInfo",
     "DataVersion",
     "GetConsumerListByGroupResponseBody",
+    "GroupList",
     "HeartbeatData",
     "KVTable",
     "LockBatchRequestBody",
@@ -69,6 +89,8 @@ __all__ = [
     "MessageModel",
     "OffsetMovedEvent",
     "OffsetWrapper",
+    "ProcessQueueInfo",
+    "ProducerConnection",
     "ProducerData",
     "QueueData",
     "RegisterBrokerBody",
