@@ -19,7 +19,6 @@ from orbitmq.broker.admin_broker_processor import SLAVE_REMARK
 from orbitmq.broker.consumer_manager import ClientChannelInfo, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.producer_manager import ProducerManager
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.common import MessageFormatError, decode_message_id
 from orbitmq.filter import SubscriptionData
@@ -29,6 +28,7 @@ from orbitmq.protocol.body import (
     ConsumerConnection,
     GroupList,
     ProducerConnection,
+    SubscriptionGroupConfig,
 )
 from orbitmq.protocol.body import SubscriptionData as SubscriptionDataBody
 from orbitmq.protocol.header import (

@@ -18,7 +18,6 @@ from orbitmq.broker.consumer_filter_manager import (
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
@@ -40,6 +39,7 @@ from orbitmq.protocol import (
     RemotingCommand,
     ResponseCode,
 )
+from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable

@@ -51,6 +51,7 @@ from orbitmq.protocol.body.offset import (
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
 from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
+from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
 from orbitmq.protocol.body.topic import (
     DataVersion,
     TopicConfig,
@@ -96,6 +97,7 @@ __all__ = [
     "RegisterBrokerBody",
     "ResetOffsetBody",
     "SubscriptionData",
+    "SubscriptionGroupConfig",
     "TopicConfig",
     "TopicConfigSerializeWrapper",
     "TopicFilterType",
