@@ -239,6 +239,7 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
+            message_model_of=self.consumer_manager.message_model,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(

@@ -279,3 +279,33 @@ async def test_running_info_and_consume_directly_are_relayed_to_the_client_and_b
     # The broker adds its name and the stored message itself.
     assert asked_direct.ext_fields["brokerName"] == "broker-a"
     assert decode_message(asked_direct.body).body == b"direct"
+
+
+async def test_a_group_without_broadcast_permission_is_refused_broadcast_pulls(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    closed = SubscriptionGroupConfig(group_name="cg_admin", consume_broadcast_enable=False)
+    await send(client, broker, update_group_request(closed.to_json()))
+    data = HeartbeatData(
+        client_id="127.0.0.1@b",
+        consumer_data_set=[
+            ConsumerData(
+                group_name="cg_admin",
+                consume_type=ConsumeType.CONSUME_PASSIVELY,
+                message_model=MessageModel.BROADCASTING,
+                subscription_data_set=[SubscriptionData(topic="TopicTest", sub_string="*")],
+            )
+        ],
+    )
+    await send(
+        client, broker, RemotingCommand.create_request(RequestCode.HEART_BEAT, body=data.to_json())
+    )
+
+    header = send_header("TopicTest")  # the topic exists: its checks come first
+    await send(client, broker, send_request(RequestCode.SEND_MESSAGE, header, b"x"))
+
+    # No subscription flag: the pull relies on the heartbeat, as a Java push consumer's does.
+    response = await send(client, broker, pull_request("TopicTest", group="cg_admin", sys_flag=0))
+
+    assert response.code == ResponseCode.NO_PERMISSION
+    assert response.remark == "the consumer group[cg_admin] can not consume by broadcast way"
