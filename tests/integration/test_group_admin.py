@@ -29,7 +29,8 @@ from orbitmq.protocol import (
 )
 from orbitmq.protocol.body.consumer_running import PROP_CONSUME_TYPE, PROP_NAMESERVER_ADDR
 from orbitmq.protocol.perm_name import PERM_WRITE
-from orbitmq.testing import InProcessCluster
+from orbitmq.sync import AdminClient as SyncAdminClient
+from orbitmq.testing import InProcessCluster, ThreadedCluster
 from tests.eventually import eventually_async
 
 WAIT_S = 10.0
@@ -270,3 +271,16 @@ async def test_kv_config_survives_a_name_server_restart(
 
     assert (value, gone) == ("v1", None)
     assert json.loads(kv_file.read_text())["configTable"]["ns_admin"] == {"k1": "v1"}
+
+
+def test_the_blocking_admin_client_offers_the_group_operations(tmp_path: Path) -> None:
+    with (
+        ThreadedCluster(tmp_path / "cluster") as cluster,
+        SyncAdminClient(namesrv_addr=cluster.namesrv_addr) as admin,
+    ):
+        admin.update_subscription_group(SubscriptionGroupConfig(group_name="sync_g"))
+        admin.put_kv_config("ns_sync", "k", "v")
+        assert admin.get_kv_config("ns_sync", "k") == "v"
+        assert admin.namesrv_config()[cluster.namesrv_addr]["productEnvName"] == "center"
+        with pytest.raises(ConsumerNotOnlineError):
+            admin.consumer_connection("sync_g")

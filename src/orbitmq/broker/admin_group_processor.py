@@ -184,13 +184,15 @@ class AdminGroupProcessor(CodeDispatchingProcessor):
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         header = GetConsumerRunningInfoRequestHeader.from_ext_fields(request.ext_fields)
-        return await self._call_consumer(request, header.consumer_group, header.client_id)
+        return await self._call_consumer(
+            request, header.consumer_group, header.client_id, request.ext_fields, request.body
+        )
 
     async def consume_message_directly(
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand:
         """The stored message named by msgId goes to the client as the body, with this
-        broker's name added to the header (the client builds the MessageQueue from it)."""
+        broker's name added to the fields (the client builds the MessageQueue from it)."""
         header = ConsumeMessageDirectlyResultRequestHeader.from_ext_fields(request.ext_fields)
         record = None
         try:
@@ -205,11 +207,9 @@ class AdminGroupProcessor(CodeDispatchingProcessor):
                 ResponseCode.SYSTEM_ERROR,
                 f"no message {header.msg_id} in broker {self.broker_name}",
             )
-        fields = dict(request.ext_fields)
-        fields["brokerName"] = self.broker_name
-        relayed = RemotingCommand.create_request(request.code, fields, bytes(record))
+        fields = {**request.ext_fields, "brokerName": self.broker_name}
         return await self._call_consumer(
-            relayed, header.consumer_group, header.client_id or "", answer_to=request
+            request, header.consumer_group, header.client_id or "", fields, bytes(record)
         )
 
     async def _call_consumer(
@@ -217,44 +217,41 @@ class AdminGroupProcessor(CodeDispatchingProcessor):
         request: RemotingCommand,
         group: str,
         client_id: str,
-        *,
-        answer_to: RemotingCommand | None = None,
+        ext_fields: dict[str, str],
+        body: bytes,
     ) -> RemotingCommand:
-        """Send ``request``'s code, fields and body to the group's client ``client_id`` and
-        answer ``answer_to`` (``request`` itself by default) with what the client said."""
-        original = answer_to or request
+        """Send ``request``'s code with ``ext_fields`` and ``body`` to the group's client
+        ``client_id`` over its own connection; answer ``request`` with what it said."""
         info = self.consumer_manager.find_channel(group, client_id)
         if info is None:
             return RemotingCommand.create_response(
-                original,
+                request,
                 ResponseCode.SYSTEM_ERROR,
                 f"The Consumer <{group}> <{client_id}> not online",
             )
         if info.version < V3_1_8_SNAPSHOT:
             return RemotingCommand.create_response(
-                original,
+                request,
                 ResponseCode.SYSTEM_ERROR,
                 f"The Consumer <{client_id}> Version <{info.version}> too low to finish, "
                 "please upgrade it to V3_1_8_SNAPSHOT",
             )
-        relayed = RemotingCommand.create_request(
-            request.code, dict(request.ext_fields), request.body
-        )
+        relayed = RemotingCommand.create_request(request.code, dict(ext_fields), body)
         try:
             answer = await info.channel.invoke(relayed, self.call_client_timeout_s)
         except RemotingTimeoutError as exc:
             return RemotingCommand.create_response(
-                original,
+                request,
                 ResponseCode.CONSUME_MSG_TIMEOUT,
                 f"consumer <{group}> <{client_id}> Timeout: {exc}",
             )
-        except Exception as exc:
+        except Exception as exc:  # a closed connection, a failed write: the admin is told
             return RemotingCommand.create_response(
-                original,
+                request,
                 ResponseCode.SYSTEM_ERROR,
                 f"invoke consumer <{group}> <{client_id}> Exception: {exc}",
             )
-        response = RemotingCommand.create_response(original, answer.code, answer.remark)
+        response = RemotingCommand.create_response(request, answer.code, answer.remark)
         response.ext_fields = dict(answer.ext_fields)
         response.body = answer.body
         return response

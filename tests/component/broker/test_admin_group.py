@@ -5,6 +5,7 @@ QUERY_TOPIC_CONSUME_BY_WHO (300) and the relayed GET_CONSUMER_RUNNING_INFO (307)
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -309,3 +310,38 @@ async def test_a_group_without_broadcast_permission_is_refused_broadcast_pulls(
 
     assert response.code == ResponseCode.NO_PERMISSION
     assert response.remark == "the consumer group[cg_admin] can not consume by broadcast way"
+
+
+class SilentClientProcessor(CodeDispatchingProcessor):
+    """A client that never answers in time."""
+
+    def __init__(self) -> None:
+        super().__init__({RequestCode.GET_CONSUMER_RUNNING_INFO: self._stall})
+
+    async def _stall(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        await asyncio.sleep(2.0)
+        return RemotingCommand.create_success(request)
+
+
+async def test_a_client_that_does_not_answer_is_a_consume_msg_timeout(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    silent = SilentClientProcessor()
+    client.table.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, silent)
+    await send(client, broker, heartbeat("127.0.0.1@admin"))
+    broker.admin_group_processor.call_client_timeout_s = 0.1
+    admin = RemotingClient(connect_timeout_s=2.0)
+    try:
+        response = await send(
+            admin,
+            broker,
+            RemotingCommand.create_request(
+                RequestCode.GET_CONSUMER_RUNNING_INFO,
+                {"consumerGroup": "cg_admin", "clientId": "127.0.0.1@admin"},
+            ),
+        )
+    finally:
+        await admin.close()
+
+    assert response.code == ResponseCode.CONSUME_MSG_TIMEOUT
+    assert (response.remark or "").startswith("consumer <cg_admin> <127.0.0.1@admin> Timeout")
