@@ -8,6 +8,7 @@ import asyncio
 import logging
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
+from orbitmq.broker.admin_group_processor import AdminGroupProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
@@ -238,6 +239,7 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
+            message_model_of=self.consumer_manager.message_model,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
@@ -264,6 +266,15 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             self.consumer_manager,
             self.subscription_group_manager,
+        )
+        self.admin_group_processor = AdminGroupProcessor(
+            broker_config.broker_name,
+            store,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+            self.consumer_offset_manager,
+            broker_role=store_config.broker_role,
         )
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor, RequestExecutor]]:
@@ -292,7 +303,7 @@ class BrokerController(AsyncLifetime):
         send_back_p, end_tx_p = self.send_message_back_processor, self.end_transaction_processor
         query_p, client_p = self.query_message_processor, self.client_manage_processor
         consumer_p, admin_p = self.consumer_manage_processor, self.admin_broker_processor
-        stats_p = self.admin_stats_processor
+        stats_p, group_p = self.admin_stats_processor, self.admin_group_processor
         return [
             (RequestCode.SEND_MESSAGE, send_p, send),
             (RequestCode.SEND_MESSAGE_V2, send_p, send),
@@ -324,6 +335,12 @@ class BrokerController(AsyncLifetime):
             (RequestCode.GET_CONSUME_STATS, stats_p, admin),
             (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
             (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
+            (RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, group_p, admin),
+            (RequestCode.GET_CONSUMER_CONNECTION_LIST, group_p, admin),
+            (RequestCode.GET_PRODUCER_CONNECTION_LIST, group_p, admin),
+            (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, group_p, admin),
+            (RequestCode.GET_CONSUMER_RUNNING_INFO, group_p, admin),
+            (RequestCode.CONSUME_MESSAGE_DIRECTLY, group_p, admin),
         ]
 
     def _delay_offsets(self) -> bytes:

@@ -192,6 +192,7 @@ def embedded_config(
         listen_port=DEFAULT_NAMESRV_PORT if namesrv_port is None else namesrv_port,
         bind_address=broker_config.bind_address,
         kv_config_path=str(root / "namesrv" / "kvConfig.json"),
+        config_store_path=str(root / "namesrv" / "namesrv.properties"),
     )
     if not 0 <= namesrv_config.listen_port < 65536:
         raise ConfigError(f"--namesrv-port: {namesrv_config.listen_port} is not a port")

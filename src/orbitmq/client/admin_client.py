@@ -4,7 +4,8 @@ over the OrbitMQ client.
 ``async with AdminClient(namesrv_addr=...) as admin: await admin.create_topic("T")``.
 Topics (create, delete, list, route, status), a group's consume progress, offset resets by
 time, message lookups (by offset id, key or unique id) and a group's dead letters (listed and
-resent, see :mod:`orbitmq.client.dead_letters`).
+resent, see :mod:`orbitmq.client.dead_letters`); groups, connections, clients' running info
+and the name servers' settings (:mod:`orbitmq.client.group_admin`).
 
 Statistics come from GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208); resets go
 through INVOKE_BROKER_TO_RESET_OFFSET (222), which also tells the group's online consumers.
@@ -28,6 +29,7 @@ from orbitmq.client.dead_letters import (
     resend_dead_letters,
 )
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
+from orbitmq.client.group_admin import GroupAdmin
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
 from orbitmq.client.producer import Producer
 from orbitmq.client.queue_reader import QueueReader
@@ -121,9 +123,10 @@ class ConsumerProgress:
         return sum(q.lag for q in self.queues)
 
 
-class AdminClient(AsyncLifetime):
+class AdminClient(GroupAdmin, AsyncLifetime):
     """Owns an ``MQClientInstance`` (connections, route cache) and the ``MQAdminAPI`` on its
-    remoting client. Use from one event loop; calls may run concurrently on it."""
+    remoting client; the operations on groups, connections and name server settings come
+    from ``GroupAdmin``. Use from one event loop; calls may run concurrently on it."""
 
     def __init__(
         self, *, namesrv_addr: str | None = None, client_config: ClientConfig | None = None

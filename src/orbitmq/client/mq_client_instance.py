@@ -14,6 +14,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from orbitmq.client.client_admin_processor import ClientAdminProcessor
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
 from orbitmq.client.mq_client_api import MQClientAPI
 from orbitmq.client.topic_publish_info import TopicPublishInfo
@@ -155,6 +156,9 @@ class MQClientInstance:
         client_remoting = _ClientRemotingProcessor(self)
         for code in client_remoting.codes:
             self.remoting.table.register_processor(code, client_remoting)
+        client_admin = ClientAdminProcessor(self.consumers, lambda: config.namesrv_addresses)
+        for code in client_admin.codes:
+            self.remoting.table.register_processor(code, client_admin)
 
     # -- lifetime -------------------------------------------------------------------------
 

@@ -25,6 +25,14 @@ def _default_kv_config_path() -> str:
     return str(Path.home() / "namesrv" / "kvConfig.json")
 
 
+def _default_config_store_path() -> str:
+    return str(Path.home() / "namesrv" / "namesrv.properties")
+
+
+#: The keys UPDATE_NAMESRV_CONFIG refuses by default (RocketMQ's configBlackList).
+DEFAULT_CONFIG_BLACK_LIST = "configBlackList;configStorePath;kvConfigPath"
+
+
 @dataclass(slots=True)
 class NamesrvConfig:
     """Name server settings under RocketMQ's keys (snake_case of ``listenPort`` etc.).
@@ -33,6 +41,11 @@ class NamesrvConfig:
     rocketmq_home: str = field(default_factory=_home)
     #: Where the KV configuration is kept; "" keeps it in memory only.
     kv_config_path: str = field(default_factory=_default_kv_config_path)
+    #: Where UPDATE_NAMESRV_CONFIG writes the whole configuration: the ``-c`` file when the
+    #: name server was started with one (RocketMQ's NamesrvStartup), else this default.
+    config_store_path: str = field(default_factory=_default_config_store_path)
+    #: Keys UPDATE_NAMESRV_CONFIG may not change, separated by ``;``.
+    config_black_list: str = DEFAULT_CONFIG_BLACK_LIST
     product_env_name: str = "center"
     cluster_test: bool = False
     order_message_enable: bool = False
@@ -55,6 +68,7 @@ def load_namesrv_config(path: str | os.PathLike[str] | None = None) -> NamesrvCo
             raise ConfigError(f"cannot read the name server config {path}: {exc.strerror}") from exc
         for key in bind_properties(parse_properties(text), [config]):
             log.warning("%s: unknown key %r ignored", path, key)
+        config.config_store_path = str(path)
     if not 0 <= config.listen_port < 65536:
         raise ConfigError(f"listenPort: {config.listen_port} is not a port (0..65535)")
     if config.server_channel_max_idle_time_seconds <= 0:

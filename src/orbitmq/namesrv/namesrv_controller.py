@@ -17,6 +17,7 @@ from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProc
 from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.namesrv.kv_config_processor import KVConfigProcessor
 from orbitmq.namesrv.namesrv_config import NamesrvConfig
+from orbitmq.namesrv.namesrv_config_processor import NamesrvConfigProcessor
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.namesrv.route_query_processor import RouteQueryProcessor
 from orbitmq.protocol import RequestCode
@@ -65,6 +66,7 @@ class NamesrvController(AsyncLifetime):
             self.route_info_manager, self.kv_config_manager, self.config.order_message_enable
         )
         self.kv_config_processor = KVConfigProcessor(self.kv_config_manager)
+        self.namesrv_config_processor = NamesrvConfigProcessor(self.config)
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor]]:
         """The routing table, in one place (RocketMQ routes all of these to its
@@ -72,6 +74,7 @@ class NamesrvController(AsyncLifetime):
         on the remoting server's public executor."""
         registration = self.broker_registration_processor
         routes, kv_config = self.route_query_processor, self.kv_config_processor
+        config = self.namesrv_config_processor
         return [
             (RequestCode.REGISTER_BROKER, registration),
             (RequestCode.UNREGISTER_BROKER, registration),
@@ -91,6 +94,8 @@ class NamesrvController(AsyncLifetime):
             (RequestCode.GET_KV_CONFIG, kv_config),
             (RequestCode.DELETE_KV_CONFIG, kv_config),
             (RequestCode.GET_KVLIST_BY_NAMESPACE, kv_config),
+            (RequestCode.UPDATE_NAMESRV_CONFIG, config),
+            (RequestCode.GET_NAMESRV_CONFIG, config),
         ]
 
     @property

@@ -49,6 +49,7 @@ class InProcessCluster(AsyncLifetime):
             listen_port=0,
             bind_address="127.0.0.1",
             kv_config_path=str(self.root / "namesrv" / "kvConfig.json"),
+            config_store_path=str(self.root / "namesrv" / "namesrv.properties"),
         )
         for key, value in (namesrv_settings or {}).items():
             setattr(namesrv_config, key, value)

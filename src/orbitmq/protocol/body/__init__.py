@@ -11,6 +11,19 @@ from orbitmq.protocol.body.cluster import (
     KVTable,
     RegisterBrokerBody,
 )
+from orbitmq.protocol.body.connection import (
+    Connection,
+    ConsumerConnection,
+    GroupList,
+    ProducerConnection,
+)
+from orbitmq.protocol.body.consumer_running import (
+    CMResult,
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+    ConsumeStatus,
+    ProcessQueueInfo,
+)
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
     CheckClientRequestBody,
@@ -38,6 +51,7 @@ from orbitmq.protocol.body.offset import (
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
 from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
+from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
 from orbitmq.protocol.body.topic import (
     DataVersion,
     TopicConfig,
@@ -53,15 +67,22 @@ __all__ = [
     "Body",
     "BodyError",
     "BrokerData",
+    "CMResult",
     "CheckClientRequestBody",
     "ClusterInfo",
+    "Connection",
     "ConsumeFromWhere",
+    "ConsumeMessageDirectlyResult",
     "ConsumeStats",
+    "ConsumeStatus",
     "ConsumeType",
+    "ConsumerConnection",
     "ConsumerData",
     "ConsumerOffsetSerializeWrapper",
+    "ConsumerRunningInfo",
     "DataVersion",
     "GetConsumerListByGroupResponseBody",
+    "GroupList",
     "HeartbeatData",
     "KVTable",
     "LockBatchRequestBody",
@@ -69,11 +90,14 @@ __all__ = [
     "MessageModel",
     "OffsetMovedEvent",
     "OffsetWrapper",
+    "ProcessQueueInfo",
+    "ProducerConnection",
     "ProducerData",
     "QueueData",
     "RegisterBrokerBody",
     "ResetOffsetBody",
     "SubscriptionData",
+    "SubscriptionGroupConfig",
     "TopicConfig",
     "TopicConfigSerializeWrapper",
     "TopicFilterType",

@@ -7,6 +7,7 @@ transaction, admin.
 """
 
 from orbitmq.protocol.header.admin import (
+    ConsumeMessageDirectlyResultRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
     DeleteTopicRequestHeader,
@@ -90,6 +91,7 @@ __all__ = [
     "AddWritePermOfBrokerResponseHeader",
     "CheckTransactionStateRequestHeader",
     "CommandHeader",
+    "ConsumeMessageDirectlyResultRequestHeader",
     "ConsumerSendMsgBackRequestHeader",
     "CreateTopicRequestHeader",
     "DeleteKVConfigRequestHeader",

@@ -125,3 +125,13 @@ class GetBrokerConfigResponseHeader(CommandHeader):
     the properties."""
 
     version: str = ext_field("version")
+
+
+class ConsumeMessageDirectlyResultRequestHeader(CommandHeader):
+    """CONSUME_MESSAGE_DIRECTLY (309): hand the message ``msg_id`` to one client of a group;
+    the broker adds ``brokerName`` and the message itself before relaying it."""
+
+    consumer_group: str = ext_field("consumerGroup")
+    client_id: str | None = ext_field("clientId", default=None)
+    msg_id: str | None = ext_field("msgId", default=None)
+    broker_name: str | None = ext_field("brokerName", default=None)
