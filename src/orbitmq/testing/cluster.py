@@ -23,7 +23,8 @@ class InProcessCluster(AsyncLifetime):
     attributes (e.g. ``order_message_enable``); ``fs`` is the file system every
     broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it).
     ``slaves`` slaves join each broker group (brokerId 1, 2, ..., brokerRole SLAVE, stores
-    under ``root/<name>-s<id>``); ``start_slave`` adds one later. Stores
+    under ``root/<name>-s<id>``); ``start_slave`` adds one later; ``messages_pulled`` says
+    which of them served a group's pulls. Stores
     default to 16 MiB commit log
     files and 4 MB index files so tests stay light on disk."""
 
@@ -91,6 +92,22 @@ class InProcessCluster(AsyncLifetime):
             for b in self.brokers
             if b.broker_config.broker_name == name and b.broker_config.broker_id
         ]
+
+    def messages_pulled(
+        self, group: str, topic: str, queue_id: int | None = None
+    ) -> dict[tuple[str, int], int]:
+        """Which running brokers served ``group``'s pulls of ``topic`` (of one queue, or of
+        all): (broker name, broker id) -> messages their pulls handed out since each started,
+        brokers that served none left out. Id 0 is a master, so ``{("broker-a", 1): 5}`` says
+        the slave served them (each broker's ``GroupGetStats``). Safe from any thread."""
+        served = {}
+        for broker in list(self.brokers):
+            stats = broker.pull_message_processor.group_get_stats
+            count = stats.group_get_nums(group, topic, queue_id)
+            if count:
+                config = broker.broker_config
+                served[(config.broker_name, config.broker_id)] = count
+        return served
 
     async def start_broker(
         self,
