@@ -2,7 +2,8 @@
 RocketMQ 4.9's clients do: pulls go to the slave the route still lists, offsets are committed
 to it (findBrokerAddressInAdmin), the periodic commit takes them to the master once it is
 back, and pulls go back to the master. Orderly queues cannot be locked without the master:
-their consumer pauses. ``InProcessCluster.messages_pulled`` tells which broker served."""
+their consumer pauses. ``InProcessCluster.messages_pulled`` tells which broker served. A
+producer's latency fault strategy keeps its sends off a master it cannot reach."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from orbitmq.client import (
     LitePullConsumer,
     LitePullConsumerConfig,
     Producer,
+    ProducerConfig,
     PushConsumer,
     PushConsumerConfig,
+    SendContext,
 )
 from orbitmq.client.push_consumer import PULL_TIME_DELAY_WHEN_EXCEPTION_S
 from orbitmq.common import Message, MessageExt, MessageQueue
@@ -62,7 +65,12 @@ def fast_client(cluster: InProcessCluster) -> ClientConfig:
 
 
 def master(cluster: InProcessCluster) -> BrokerController:
-    return next(b for b in cluster.brokers if b.broker_config.broker_id == 0)
+    """broker-a's master."""
+    return next(
+        b
+        for b in cluster.brokers
+        if b.broker_config.broker_name == "broker-a" and b.broker_config.broker_id == 0
+    )
 
 
 def slave(cluster: InProcessCluster) -> BrokerController:
@@ -277,3 +285,46 @@ async def test_an_orderly_consumer_pauses_while_the_master_is_down(
         await restart_master(cluster, addrs)
         await eventually_async(lambda: gate.count() == 6, what="resumed after the master is back")
     assert gate.bodies == bodies  # in order, each once
+
+
+class SendAttempts:
+    """A send hook that records the broker of each send attempt."""
+
+    def __init__(self) -> None:
+        self.brokers: list[str] = []
+
+    def send_message_before(self, context: SendContext) -> None:
+        self.brokers.append(context.mq.broker_name)
+
+    def send_message_after(self, context: SendContext) -> None:
+        pass
+
+
+@pytest.mark.slow
+async def test_the_producer_steers_off_an_unreachable_master(tmp_path: Path) -> None:
+    async with InProcessCluster(tmp_path / "two", brokers=2, slaves=1) as two:
+        async with AdminClient(namesrv_addr=two.namesrv_addr) as admin:
+            await admin.create_topic(TOPIC, queue_nums=QUEUES)
+        attempts = SendAttempts()
+        producer = Producer(
+            "FaultProducer",
+            namesrv_addr=two.namesrv_addr,
+            config=ProducerConfig(send_latency_fault_enable=True),
+        )
+        producer.register_send_hook(attempts)
+        async with producer:
+            for i in range(4):
+                await producer.send(Message(TOPIC, f"before{i}".encode()))
+            assert set(attempts.brokers) == {"broker-a", "broker-b"}
+            attempts.brokers.clear()
+            # broker-a's master is cut off from its clients; the name server, and so the
+            # producer's route, still lists it.
+            await two.stop_serving(master(two))
+            results = [await producer.send(Message(TOPIC, f"after{i}".encode())) for i in range(20)]
+            route = await producer.instance.update_topic_route(TOPIC)
+        assert all(r.message_queue.broker_name == "broker-b" for r in results)
+        # One failed attempt isolates broker-a: the sends after it do not pick its queues
+        # (round robin would, every other send, and fail each time before its retry).
+        assert attempts.brokers.count("broker-a") <= 1
+        assert attempts.brokers.count("broker-b") == 20
+        assert any(0 in b.broker_addrs for b in route.broker_datas if b.broker_name == "broker-a")

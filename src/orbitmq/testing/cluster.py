@@ -24,9 +24,9 @@ class InProcessCluster(AsyncLifetime):
     broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it).
     ``slaves`` slaves join each broker group (brokerId 1, 2, ..., brokerRole SLAVE, stores
     under ``root/<name>-s<id>``); ``start_slave`` adds one later; ``messages_pulled`` says
-    which of them served a group's pulls. Stores
-    default to 16 MiB commit log
-    files and 4 MB index files so tests stay light on disk."""
+    which of them served a group's pulls; ``stop_serving`` makes a broker unreachable to
+    clients while it stays registered. Stores default to 16 MiB commit log files and 4 MB
+    index files so tests stay light on disk."""
 
     def __init__(
         self,
@@ -143,6 +143,13 @@ class InProcessCluster(AsyncLifetime):
         await controller.start()
         self.brokers.append(controller)
         return controller
+
+    async def stop_serving(self, controller: BrokerController) -> None:
+        """Close the broker's server and its clients' connections, and nothing else: clients
+        find it unreachable (connection refused) while the name server still lists it, as
+        when a network partition cuts a broker off from its clients or its host is gone
+        without closing its connections. ``stop_broker`` stops the rest."""
+        await controller.remoting_server.stop()
 
     async def stop_broker(self, controller: BrokerController) -> None:
         self.brokers.remove(controller)

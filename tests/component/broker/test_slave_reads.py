@@ -12,7 +12,11 @@ import pytest
 
 from orbitmq.broker import BrokerController
 from orbitmq.client import ClientConfig, MQClientInstance
-from orbitmq.client.find_broker import FindBrokerResult, find_broker_address_in_subscribe
+from orbitmq.client.find_broker import (
+    FindBrokerResult,
+    find_broker_address_in_admin,
+    find_broker_address_in_subscribe,
+)
 from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.common import MessageQueue, decode_messages
@@ -153,3 +157,11 @@ def test_find_broker_address_in_subscribe_falls_back_as_rocketmq() -> None:
         FindBrokerResult("s:1", True, 1)
     )
     assert find_broker_address_in_subscribe({}, 0, False) is None
+
+
+def test_find_broker_address_in_admin_takes_the_master_else_a_slave() -> None:
+    """Where offsets are committed and queried: the master while listed, else a slave."""
+    assert find_broker_address_in_admin({0: "m:1", 1: "s:1"}) == FindBrokerResult("m:1", False, 0)
+    assert find_broker_address_in_admin({2: "s:2", 1: "s:1"}) == FindBrokerResult("s:1", True, 1)
+    assert find_broker_address_in_admin({}) is None
+    assert find_broker_address_in_admin(None) is None
