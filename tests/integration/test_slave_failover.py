@@ -238,8 +238,16 @@ async def test_a_lite_pull_consumer_reads_from_the_slave_and_commits_to_it(
         await second.commit_sync()
         assert committed(slave(cluster)) == 20
         assert cluster.messages_pulled(GROUP, TOPIC) == {SLAVE: 10}
-        again = await restart_master(cluster, addrs)
-        await eventually_async(lambda: committed(again) == 20, what="the master's offsets")
+        slave(cluster).group_get_stats.sampling_in_seconds()  # as every 10 s
+        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+            # Asked of every broker in the route (the slave alone): GROUP_GET_NUMS.
+            served = await admin.group_get_nums(GROUP, TOPIC)
+            assert list(served) == [SLAVE]
+            assert served[SLAVE].stats_minute.sum == 10
+            again = await restart_master(cluster, addrs)
+            await eventually_async(lambda: committed(again) == 20, what="the master's offsets")
+            # Both listed again; the master served none of it.
+            assert list(await admin.group_get_nums(GROUP, TOPIC)) == [SLAVE]
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
+from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.master_address import MasterAddress
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
@@ -146,6 +147,8 @@ class BrokerController(AsyncLifetime):
         )
         self.producer_manager = ProducerManager(clock=clock)
         self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
+        # Messages each group pulled here (GROUP_GET_NUMS), for VIEW_BROKER_STATS_DATA.
+        self.group_get_stats = GroupGetStats(clock)
         # As delivery: only a master asks producers about halves and stores their outcome.
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         if store_config.broker_role is not BrokerRole.SLAVE:
@@ -238,6 +241,7 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
+            group_get_stats=self.group_get_stats,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
@@ -264,6 +268,7 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             self.consumer_manager,
             self.subscription_group_manager,
+            self.group_get_stats,
         )
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor, RequestExecutor]]:
@@ -324,6 +329,7 @@ class BrokerController(AsyncLifetime):
             (RequestCode.GET_CONSUME_STATS, stats_p, admin),
             (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
             (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
+            (RequestCode.VIEW_BROKER_STATS_DATA, stats_p, admin),
         ]
 
     def _delay_offsets(self) -> bytes:
@@ -369,6 +375,7 @@ class BrokerController(AsyncLifetime):
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
+            await self.group_get_stats.start()
             await self.remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
@@ -376,6 +383,7 @@ class BrokerController(AsyncLifetime):
             await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
+            await self.group_get_stats.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
             await asyncio.to_thread(self.replication.shutdown)
@@ -429,6 +437,7 @@ class BrokerController(AsyncLifetime):
         await self.remoting_server.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
+        await self.group_get_stats.stop()
         await self.pull_request_hold_service.stop()
         # Checks put into the store, as delivery does: they end before it.
         await self._stop_transactional_message_check_service()

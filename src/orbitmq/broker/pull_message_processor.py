@@ -113,6 +113,8 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
+        *,
+        group_get_stats: GroupGetStats,
     ) -> None:
         self.broker_config = broker_config
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
@@ -129,8 +131,8 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
-        #: Messages this broker's pulls handed out, by group, topic and queue.
-        self.group_get_stats = GroupGetStats()
+        #: Counts the messages each pull hands out (GROUP_GET_NUMS).
+        self.group_get_stats = group_get_stats
 
     def reject_request(self) -> bool:
         return False

@@ -102,5 +102,6 @@ ADMIN_STATS_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.GET_CONSUME_STATS,
         RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
         RequestCode.DELETE_SUBSCRIPTIONGROUP,
+        RequestCode.VIEW_BROKER_STATS_DATA,
     }
 )

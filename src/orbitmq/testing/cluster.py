@@ -102,7 +102,7 @@ class InProcessCluster(AsyncLifetime):
         the slave served them (each broker's ``GroupGetStats``). Safe from any thread."""
         served = {}
         for broker in list(self.brokers):
-            stats = broker.pull_message_processor.group_get_stats
+            stats = broker.group_get_stats
             count = stats.group_get_nums(group, topic, queue_id)
             if count:
                 config = broker.broker_config

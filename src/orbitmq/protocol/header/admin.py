@@ -125,3 +125,11 @@ class GetBrokerConfigResponseHeader(CommandHeader):
     the properties."""
 
     version: str = ext_field("version")
+
+
+class ViewBrokerStatsDataRequestHeader(CommandHeader):
+    """VIEW_BROKER_STATS_DATA (315): one statistic of the broker, by name (GROUP_GET_NUMS)
+    and key (``topic@group``)."""
+
+    stats_name: str = ext_field("statsName")
+    stats_key: str = ext_field("statsKey")
