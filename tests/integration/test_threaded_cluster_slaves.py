@@ -66,3 +66,8 @@ def test_messages_pulled_tells_a_blocking_test_that_the_slave_served(tmp_path: P
         assert cluster.messages_pulled(group, topic) == {("broker-a", 1): 3}
         assert cluster.messages_pulled(group, topic, queue_id=0) == {("broker-a", 1): 3}
         assert cluster.messages_pulled("OtherGroup", topic) == {}
+        # The blocking admin client asks the brokers themselves (sampled every 10 s).
+        slave.group_get_stats.sampling_in_seconds()  # safe from this thread
+        with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+            served = admin.group_get_nums(group, topic)
+        assert {key: data.stats_minute.sum for key, data in served.items()} == {("broker-a", 1): 3}
