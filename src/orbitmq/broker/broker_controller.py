@@ -84,6 +84,8 @@ class BrokerController(AsyncLifetime):
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self._build_managers(clock, fs)
+        # Messages each group pulled here (GROUP_GET_NUMS), for VIEW_BROKER_STATS_DATA.
+        self.group_get_stats = GroupGetStats(clock)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -147,8 +149,6 @@ class BrokerController(AsyncLifetime):
         )
         self.producer_manager = ProducerManager(clock=clock)
         self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
-        # Messages each group pulled here (GROUP_GET_NUMS), for VIEW_BROKER_STATS_DATA.
-        self.group_get_stats = GroupGetStats(clock)
         # As delivery: only a master asks producers about halves and stores their outcome.
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         if store_config.broker_role is not BrokerRole.SLAVE:
