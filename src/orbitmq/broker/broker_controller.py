@@ -19,6 +19,7 @@ from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
+from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.master_address import MasterAddress
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
@@ -84,6 +85,8 @@ class BrokerController(AsyncLifetime):
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self._build_managers(clock, fs)
+        # Messages each group pulled here (GROUP_GET_NUMS), for VIEW_BROKER_STATS_DATA.
+        self.group_get_stats = GroupGetStats(clock)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -240,6 +243,7 @@ class BrokerController(AsyncLifetime):
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
             message_model_of=self.consumer_manager.message_model,
+            group_get_stats=self.group_get_stats,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
@@ -266,6 +270,7 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             self.consumer_manager,
             self.subscription_group_manager,
+            self.group_get_stats,
         )
         self.admin_group_processor = AdminGroupProcessor(
             broker_config.broker_name,
@@ -341,6 +346,7 @@ class BrokerController(AsyncLifetime):
             (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, group_p, admin),
             (RequestCode.GET_CONSUMER_RUNNING_INFO, group_p, admin),
             (RequestCode.CONSUME_MESSAGE_DIRECTLY, group_p, admin),
+            (RequestCode.VIEW_BROKER_STATS_DATA, stats_p, admin),
         ]
 
     def _delay_offsets(self) -> bytes:
@@ -386,6 +392,7 @@ class BrokerController(AsyncLifetime):
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
+            await self.group_get_stats.start()
             await self.remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
@@ -393,6 +400,7 @@ class BrokerController(AsyncLifetime):
             await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
+            await self.group_get_stats.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
             await asyncio.to_thread(self.replication.shutdown)
@@ -446,6 +454,7 @@ class BrokerController(AsyncLifetime):
         await self.remoting_server.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
+        await self.group_get_stats.stop()
         await self.pull_request_hold_service.stop()
         # Checks put into the store, as delivery does: they end before it.
         await self._stop_transactional_message_check_service()

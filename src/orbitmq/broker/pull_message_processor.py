@@ -17,6 +17,7 @@ from orbitmq.broker.consumer_filter_manager import (
     build_consumer_filter_data,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
@@ -116,6 +117,8 @@ class PullMessageProcessor:
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
         message_model_of: MessageModelLookup | None = None,
+        *,
+        group_get_stats: GroupGetStats,
     ) -> None:
         self.message_model_of = message_model_of
         self.broker_config = broker_config
@@ -133,6 +136,8 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: Counts the messages each pull hands out (GROUP_GET_NUMS).
+        self.group_get_stats = group_get_stats
 
     def reject_request(self) -> bool:
         return False
@@ -216,6 +221,10 @@ class PullMessageProcessor:
             message_filter,
         )
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
+        if response.code == ResponseCode.SUCCESS:
+            self.group_get_stats.inc_group_get_nums(
+                header.consumer_group, header.topic, header.queue_id, result.message_count
+            )
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
             if has_suspend_flag(header.sys_flag):
                 self._suspend(ctx, request, header, subscription, message_filter)

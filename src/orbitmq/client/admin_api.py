@@ -12,6 +12,7 @@ from __future__ import annotations
 from orbitmq.client.group_admin_api import GroupAdminAPI
 from orbitmq.common import MessageQueue
 from orbitmq.protocol import (
+    BrokerStatsData,
     ClusterInfo,
     ConsumeStats,
     RequestCode,
@@ -26,6 +27,7 @@ from orbitmq.protocol.header import (
     GetTopicStatsInfoRequestHeader,
     PutKVConfigRequestHeader,
     ResetOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 
 
@@ -119,3 +121,14 @@ class MQAdminAPI(GroupAdminAPI):
         await self._ok(
             addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, header.to_ext_fields(), b"", timeout_s
         )
+
+    async def view_broker_stats_data(
+        self, addr: str, stats_name: str, stats_key: str, timeout_s: float
+    ) -> BrokerStatsData:
+        """VIEW_BROKER_STATS_DATA (315): one statistic of this broker (master or slave) over
+        its last minute, hour and day; SYSTEM_ERROR when it counted nothing under the key."""
+        header = ViewBrokerStatsDataRequestHeader(stats_name=stats_name, stats_key=stats_key)
+        response = await self._ok(
+            addr, RequestCode.VIEW_BROKER_STATS_DATA, header.to_ext_fields(), b"", timeout_s
+        )
+        return BrokerStatsData.from_json(response.body)

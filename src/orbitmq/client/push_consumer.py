@@ -282,6 +282,11 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             if reason is not None:
                 await asyncio.sleep(PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S)
                 continue
+            if self._orderly and clustering and not pq.locked:
+                # RocketMQ's pullMessage: an orderly queue is pulled only while locked at its
+                # master (with the master down it is not: nothing is read from the slave).
+                await asyncio.sleep(PULL_TIME_DELAY_WHEN_EXCEPTION_S)
+                continue
             commit_offset = 0
             sys_flag = FLAG_SUSPEND | FLAG_SUBSCRIPTION
             if clustering:

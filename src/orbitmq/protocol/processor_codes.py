@@ -110,6 +110,7 @@ ADMIN_STATS_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.GET_CONSUME_STATS,
         RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
         RequestCode.DELETE_SUBSCRIPTIONGROUP,
+        RequestCode.VIEW_BROKER_STATS_DATA,
     }
 )
 #: Groups and the clients connected to the broker: group settings, who is connected, who

@@ -49,6 +49,8 @@ class AdminClient(Facade[AsyncAdminClient]):
     topic_status = blocking(AsyncAdminClient.topic_status)
     consumer_progress = blocking(AsyncAdminClient.consumer_progress)
     consumer_ids = blocking(AsyncAdminClient.consumer_ids)
+    group_get_nums = blocking(AsyncAdminClient.group_get_nums)
+    view_broker_stats_data = blocking(AsyncAdminClient.view_broker_stats_data)
     reset_offset_by_timestamp = blocking(AsyncAdminClient.reset_offset_by_timestamp)
     view_message = blocking(AsyncAdminClient.view_message)
     query_messages_by_key = blocking(AsyncAdminClient.query_messages_by_key)

@@ -50,7 +50,16 @@ from orbitmq.protocol.body.offset import (
     ResetOffsetBody,
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
-from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
+from orbitmq.protocol.body.stats import (
+    GROUP_GET_NUMS,
+    BrokerStatsData,
+    BrokerStatsItem,
+    ConsumeStats,
+    OffsetWrapper,
+    TopicOffset,
+    TopicStatsTable,
+    group_get_nums_key,
+)
 from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
 from orbitmq.protocol.body.topic import (
     DataVersion,
@@ -61,12 +70,15 @@ from orbitmq.protocol.body.topic import (
 )
 
 __all__ = [
+    "GROUP_GET_NUMS",
     "MASTER_ID",
     "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_GROUP_SEPARATOR",
     "Body",
     "BodyError",
     "BrokerData",
+    "BrokerStatsData",
+    "BrokerStatsItem",
     "CMResult",
     "CheckClientRequestBody",
     "ClusterInfo",
@@ -108,6 +120,7 @@ __all__ = [
     "UnlockBatchRequestBody",
     "dumps_body",
     "fastjson_to_standard",
+    "group_get_nums_key",
     "json_name",
     "loads_body",
 ]

@@ -22,6 +22,7 @@ from orbitmq.protocol.header.admin import (
     QueryConsumeTimeSpanRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 from orbitmq.protocol.header.command_header import (
     CommandHeader,
@@ -144,6 +145,7 @@ __all__ = [
     "UnRegisterBrokerRequestHeader",
     "UnregisterClientRequestHeader",
     "UpdateConsumerOffsetRequestHeader",
+    "ViewBrokerStatsDataRequestHeader",
     "ViewMessageRequestHeader",
     "WipeWritePermOfBrokerRequestHeader",
     "WipeWritePermOfBrokerResponseHeader",

@@ -135,3 +135,11 @@ class ConsumeMessageDirectlyResultRequestHeader(CommandHeader):
     client_id: str | None = ext_field("clientId", default=None)
     msg_id: str | None = ext_field("msgId", default=None)
     broker_name: str | None = ext_field("brokerName", default=None)
+
+
+class ViewBrokerStatsDataRequestHeader(CommandHeader):
+    """VIEW_BROKER_STATS_DATA (315): one statistic of the broker, by name (GROUP_GET_NUMS)
+    and key (``topic@group``)."""
+
+    stats_name: str = ext_field("statsName")
+    stats_key: str = ext_field("statsKey")
