@@ -17,6 +17,7 @@ from orbitmq.broker.consumer_filter_manager import (
     build_consumer_filter_data,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -128,6 +129,9 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: Counts pulled messages and pull offsets when the broker exports metrics (set by
+        #: its wiring).
+        self.message_counters: MessageCounters | None = None
 
     def reject_request(self) -> bool:
         return False
@@ -211,6 +215,16 @@ class PullMessageProcessor:
             message_filter,
         )
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
+        counters = self.message_counters
+        if counters is not None and result.status is GetMessageStatus.FOUND:
+            counters.record_out(
+                header.topic,
+                header.consumer_group,
+                header.queue_id,
+                result.message_count,
+                result.buffer_total_size,
+                result.next_begin_offset,
+            )
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
             if has_suspend_flag(header.sys_flag):
                 self._suspend(ctx, request, header, subscription, message_filter)
