@@ -71,7 +71,7 @@ class RpcLatencyRecorder:
         family = HistogramMetricFamily(
             HISTOGRAM_RPC_LATENCY, "Rpc latency (milliseconds)", labels=keys
         )
-        bounds = [*(repr(b) for b in RPC_LATENCY_BUCKETS_MS), "+Inf"]
+        bounds = [*(repr(float(b)) for b in RPC_LATENCY_BUCKETS_MS), "+Inf"]
         for (request_code, response_code), cell in sorted(self._cells.items()):
             running = 0.0
             buckets: list[tuple[str, float]] = []

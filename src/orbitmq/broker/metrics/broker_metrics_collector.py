@@ -127,7 +127,7 @@ class BrokerMetricsCollector:
         size = HistogramMetricFamily(
             k.HISTOGRAM_MESSAGE_SIZE, "Incoming messages size (bytes)", labels=keys
         )
-        bounds = [*(str(b) for b in k.MESSAGE_SIZE_BUCKETS), "+Inf"]
+        bounds = [*(repr(float(b)) for b in k.MESSAGE_SIZE_BUCKETS), "+Inf"]
         for (topic, message_type), cell in sorted(self.counters.incoming.items()):
             if _is_retry_or_dlq(topic):
                 continue
