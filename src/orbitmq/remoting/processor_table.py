@@ -202,8 +202,7 @@ class ProcessorTable:
             response.serialize_type = request.serialize_type
             ctx.write(response)
             if rpc_latency is not None:
-                elapsed_s = asyncio.get_running_loop().time() - admitted
-                rpc_latency.record(request.code, response.code, elapsed_s)
+                rpc_latency.record(request.code, response.code, admitted)
         except Exception as exc:
             log.exception(
                 "process request code %d opaque %d from %s failed",

@@ -19,7 +19,7 @@ from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_manager import ConsumerManager
 from orbitmq.broker.metrics import broker_metrics_constant as k
 from orbitmq.broker.metrics.consumer_lag_calculator import ConsumerLagCalculator
-from orbitmq.broker.metrics.message_counters import IN_BUCKETS, IN_SIZE_SUM, MessageCounters
+from orbitmq.broker.metrics.message_counters import MessageCounters
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
@@ -128,18 +128,18 @@ class BrokerMetricsCollector:
             k.HISTOGRAM_MESSAGE_SIZE, "Incoming messages size (bytes)", labels=keys
         )
         bounds = [*(repr(float(b)) for b in k.MESSAGE_SIZE_BUCKETS), "+Inf"]
-        for (topic, message_type), cell in sorted(self.counters.incoming.items()):
+        for topic, message_type, totals in self.counters.incoming():
             if _is_retry_or_dlq(topic):
                 continue
             values = self._values(topic, message_type, _flag(is_system_topic(topic)))
-            messages.add_metric(values, cell[0])
-            throughput.add_metric(values, cell[1])
+            messages.add_metric(values, totals.messages)
+            throughput.add_metric(values, totals.stored_bytes)
             running = 0
             buckets: list[tuple[str, float]] = []
-            for bound, count in zip(bounds, cell[IN_BUCKETS:IN_SIZE_SUM], strict=True):
+            for bound, count in zip(bounds, totals.buckets, strict=True):
                 running += count
                 buckets.append((bound, running))
-            size.add_metric(values, buckets, cell[IN_SIZE_SUM])
+            size.add_metric(values, buckets, totals.size_sum)
         return [messages, throughput, size]
 
     def _outgoing(self) -> list[Metric]:

@@ -5,7 +5,7 @@ turned into Prometheus families only when scraped."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 from orbitmq.broker.metrics.broker_metrics_constant import (
@@ -32,12 +32,15 @@ _TYPED_KEYS: Final = frozenset(
 )
 _DELAY_KEYS: Final = _TYPED_KEYS - {mc.PROPERTY_TRANSACTION_PREPARED, mc.PROPERTY_SHARDING_KEY}
 
-# The layout of an "in" cell: messages, bytes, then one count per message-size bucket (the
-# last one +Inf), then the sum of the observed sizes.
-IN_MESSAGES: Final = 0
-IN_BYTES: Final = 1
-IN_BUCKETS: Final = 2
-IN_SIZE_SUM: Final = IN_BUCKETS + len(MESSAGE_SIZE_BUCKETS) + 1
+# The layout of an "in" cell: stored bytes, one put count per message-size bucket (1 KiB,
+# 4 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB, +Inf), then what batches add: their messages beyond
+# the first, and their bytes beyond their one size sample. A one-message put (the common
+# case) so costs two int adds: its messages and its size sample follow from the rest.
+IN_BYTES: Final = 0
+IN_BUCKETS: Final = 1
+IN_BATCH_EXTRA_MESSAGES: Final = IN_BUCKETS + len(MESSAGE_SIZE_BUCKETS) + 1
+IN_BATCH_EXTRA_BYTES: Final = IN_BATCH_EXTRA_MESSAGES + 1
+_CELL_SIZE: Final = IN_BATCH_EXTRA_BYTES + 1
 _B1, _B2, _B3, _B4, _B5, _B6 = MESSAGE_SIZE_BUCKETS
 
 
@@ -54,6 +57,19 @@ def message_type_of(properties: Mapping[str, str]) -> str:
     return MESSAGE_TYPE_NORMAL
 
 
+class IncomingTotals:
+    """One (topic, message type)'s totals as the families show them."""
+
+    __slots__ = ("buckets", "messages", "size_sum", "stored_bytes")
+
+    def __init__(self, cell: list[int]) -> None:
+        self.buckets = cell[IN_BUCKETS:IN_BATCH_EXTRA_MESSAGES]
+        puts = sum(self.buckets)
+        self.messages = puts + cell[IN_BATCH_EXTRA_MESSAGES]
+        self.stored_bytes = cell[IN_BYTES]
+        self.size_sum = cell[IN_BYTES] - cell[IN_BATCH_EXTRA_BYTES]
+
+
 class MessageCounters:
     """Owns the running totals of stored and pulled messages: per (topic, message type)
     messages, bytes and the size histogram; per (topic, group) messages and bytes; and each
@@ -65,7 +81,8 @@ class MessageCounters:
     Event-loop confined."""
 
     def __init__(self) -> None:
-        self.incoming: dict[tuple[str, str], list[int]] = {}
+        self._normal: dict[str, list[int]] = {}
+        self._typed: dict[tuple[str, str], list[int]] = {}
         self.outgoing: dict[tuple[str, str], list[int]] = {}
         self.pull_offsets: dict[tuple[str, str, int], int] = {}
 
@@ -74,35 +91,47 @@ class MessageCounters:
     ) -> None:
         """One put of ``msg_num`` messages with these properties, ``wrote_bytes`` stored
         bytes (one size sample, the mean size, as RocketMQ records it)."""
-        key = (
-            topic,
-            MESSAGE_TYPE_NORMAL
-            if _TYPED_KEYS.isdisjoint(properties)
-            else message_type_of(properties),
-        )
-        try:
-            cell = self.incoming[key]
-        except KeyError:
-            cell = self.incoming[key] = [0] * (IN_SIZE_SUM + 1)
-        cell[0] += msg_num
-        cell[1] += wrote_bytes
-        size = wrote_bytes // msg_num if msg_num > 1 else wrote_bytes
-        cell[IN_SIZE_SUM] += size
+        if _TYPED_KEYS.isdisjoint(properties):
+            try:
+                cell = self._normal[topic]
+            except KeyError:
+                cell = self._normal[topic] = [0] * _CELL_SIZE
+        else:
+            cell = self._typed_cell(topic, message_type_of(properties))
+        cell[0] += wrote_bytes
+        if msg_num == 1:
+            size = wrote_bytes
+        else:
+            size = wrote_bytes // msg_num
+            cell[IN_BATCH_EXTRA_MESSAGES] += msg_num - 1
+            cell[IN_BATCH_EXTRA_BYTES] += wrote_bytes - size
         # Unrolled: most messages fall in the first bucket or two.
         if size <= _B1:
-            cell[2] += 1
+            cell[1] += 1
         elif size <= _B2:
-            cell[3] += 1
+            cell[2] += 1
         elif size <= _B3:
-            cell[4] += 1
+            cell[3] += 1
         elif size <= _B4:
-            cell[5] += 1
+            cell[4] += 1
         elif size <= _B5:
-            cell[6] += 1
+            cell[5] += 1
         elif size <= _B6:
-            cell[7] += 1
+            cell[6] += 1
         else:
-            cell[8] += 1
+            cell[7] += 1
+
+    def _typed_cell(self, topic: str, message_type: str) -> list[int]:
+        if message_type == MESSAGE_TYPE_NORMAL:
+            return self._normal.setdefault(topic, [0] * _CELL_SIZE)
+        return self._typed.setdefault((topic, message_type), [0] * _CELL_SIZE)
+
+    def incoming(self) -> Iterator[tuple[str, str, IncomingTotals]]:
+        """(topic, message type, totals) of every topic stored to, sorted."""
+        cells = [((topic, MESSAGE_TYPE_NORMAL), cell) for topic, cell in self._normal.items()]
+        cells.extend(self._typed.items())
+        for (topic, message_type), cell in sorted(cells):
+            yield topic, message_type, IncomingTotals(cell)
 
     def record_out(
         self,
