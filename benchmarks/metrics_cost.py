@@ -82,16 +82,21 @@ async def hot_path_ns(batch: int, rounds: int) -> dict[str, float]:
         if rpc is not None:
             rpc.record(PULL_MESSAGE, SUCCESS, admitted)
 
-    on = (MessageCounters(), RpcLatencyRecorder())
-    off = (None, None)
+    counters, rpc = MessageCounters(), RpcLatencyRecorder()
+    cases: list[tuple[str, Callable[..., None], tuple[Any, Any], int]] = [
+        ("produce", send_hook, (counters, rpc), 1),
+        ("produce, message counts only", send_hook, (counters, None), 1),
+        ("produce, rpc latency only", send_hook, (None, rpc), 1),
+        (f"consume (pull of {batch})", pull_hook, (counters, rpc), batch),
+    ]
     calls = 200_000
     result = {}
     # Interleaved: on, off, on, off ...; the median of each.
-    for name, hook, per_message in (("produce", send_hook, 1), ("consume", pull_hook, batch)):
+    for name, hook, on, per_message in cases:
         on_ns, off_ns = [], []
         for _ in range(rounds):
-            on_ns.append(per_call_ns(lambda h=hook: h(*on), calls, 1) / per_message)
-            off_ns.append(per_call_ns(lambda h=hook: h(*off), calls, 1) / per_message)
+            on_ns.append(per_call_ns(lambda h=hook, a=on: h(*a), calls, 1) / per_message)
+            off_ns.append(per_call_ns(lambda h=hook: h(None, None), calls, 1) / per_message)
         result[f"{name} on"] = statistics.median(on_ns)
         result[f"{name} off"] = statistics.median(off_ns)
         result[f"{name} added"] = result[f"{name} on"] - result[f"{name} off"]
@@ -172,7 +177,7 @@ def main() -> None:
     table.add_column("metrics on", justify="right")
     table.add_column("metrics off", justify="right")
     table.add_column("added", justify="right")
-    for name in ("produce", "consume"):
+    for name in [key.removesuffix(" on") for key in hot if key.endswith(" on")]:
         table.add_row(
             f"hot path, {name}",
             f"{hot[f'{name} on']:.0f} ns",

@@ -251,3 +251,17 @@ async def test_stopping_the_broker_closes_its_metrics_port(cluster: InProcessClu
 
     with pytest.raises(OSError):
         await asyncio.to_thread(get)
+
+
+async def test_enable_remoting_metrics_false_leaves_out_the_rpc_latency(tmp_path: Path) -> None:
+    settings = {**METRICS_ON, "enable_remoting_metrics": False}
+    async with (
+        InProcessCluster(tmp_path / "cluster", broker_settings=settings) as running,
+        Producer("metrics_pg", namesrv_addr=running.namesrv_addr) as producer,
+    ):
+        broker = running.brokers[0]
+        await producer.send(Message(TOPIC, b"one"))
+        assert broker.remoting_server.table.rpc_latency is None
+        samples = await scrape(broker.metrics_manager.exporter)
+    assert not [s for s in samples if s.name.startswith("rocketmq_rpc_latency")]
+    assert value(samples, "rocketmq_messages_in_total", topic=TOPIC) == 1

@@ -86,6 +86,9 @@ class BrokerConfig:
     metrics_prom_exporter_host: str = ""
     metrics_prom_exporter_port: int = DEFAULT_PROM_EXPORTER_PORT
     metrics_label: str = ""
+    #: rocketmq_rpc_latency (every answered request's latency); off, a send costs about
+    #: half as much in metrics (docs/benchmarks.md, "Metrics cost").
+    enable_remoting_metrics: bool = True
 
     @property
     def namesrv_addresses(self) -> list[str]:

@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 class BrokerMetricsManager:
     """Owns, when ``metricsExporterType=PROM``, the hot-path ``MessageCounters``, the
     ``RpcLatencyRecorder``, the collector and the ``PromExporter``; otherwise nothing
-    (``counters`` and ``rpc_latency`` are None, so the hot paths skip counting).
+    (``counters`` and ``rpc_latency`` are None, so the hot paths skip counting);
+    ``rpc_latency`` also None with ``enableRemotingMetrics=false``.
 
     Labels: ``metricsLabel``'s pairs, node_type "broker", cluster (brokerClusterName) and
     node_id (brokerName), as RocketMQ 5. ``start`` and ``stop`` on the broker's loop."""
@@ -60,7 +61,8 @@ class BrokerMetricsManager:
             )
             return
         self.counters = counters = MessageCounters()
-        self.rpc_latency = RpcLatencyRecorder()
+        if broker_config.enable_remoting_metrics:
+            self.rpc_latency = RpcLatencyRecorder()
         lag_calculator = ConsumerLagCalculator(
             broker_config,
             topic_config_manager,
@@ -90,12 +92,12 @@ class BrokerMetricsManager:
 
     def families(self) -> list[Metric]:
         """Every broker family, now (on the broker's loop)."""
-        if self.collector is None or self.rpc_latency is None:
+        if self.collector is None:
             return []
-        return [
-            *self.collector.families(),
-            *self.rpc_latency.families(self.collector.base_labels),
-        ]
+        families = self.collector.families()
+        if self.rpc_latency is not None:
+            families.extend(self.rpc_latency.families(self.collector.base_labels))
+        return families
 
     def start(self) -> None:
         """Serve ``/metrics`` (on metricsPromExporterHost, else brokerIP1); an OSError for a
