@@ -21,6 +21,7 @@ from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
 from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.master_address import MasterAddress
+from orbitmq.broker.metrics import BrokerMetricsManager
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
     registration_period_s,
@@ -98,7 +99,25 @@ class BrokerController(AsyncLifetime):
             self.remoting_server.table.register_processor(code, processor, executor)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
+        self._build_metrics(clock)
         self._persist_task: asyncio.Task[None] | None = None
+
+    def _build_metrics(self, clock: Clock) -> None:
+        """The metrics manager, and its counters handed to the hot paths (None when
+        metricsExporterType is not PROM: nothing counted)."""
+        self.metrics_manager = BrokerMetricsManager(
+            self.broker_config,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+            self.consumer_offset_manager,
+            self.message_store,
+            clock,
+        )
+        self.send_message_processor.message_counters = self.metrics_manager.counters
+        self.pull_message_processor.message_counters = self.metrics_manager.counters
+        self.remoting_server.table.rpc_latency = self.metrics_manager.rpc_latency
 
     def _build_managers(self, clock: Clock, fs: FileSystem) -> None:
         """The store, the managers of persisted metadata, the client registry and the
@@ -396,7 +415,9 @@ class BrokerController(AsyncLifetime):
             await self.remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
+            self.metrics_manager.start()
         except BaseException:
+            await self.metrics_manager.stop()
             await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
@@ -451,6 +472,7 @@ class BrokerController(AsyncLifetime):
         await self.registration_service.stop()
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)
+        await self.metrics_manager.stop()
         await self.remoting_server.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()

@@ -18,6 +18,7 @@ from orbitmq.broker.consumer_filter_manager import (
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.group_get_stats import GroupGetStats
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
@@ -138,6 +139,9 @@ class PullMessageProcessor:
         self._wakeups: set[asyncio.Task[None]] = set()
         #: Counts the messages each pull hands out (GROUP_GET_NUMS).
         self.group_get_stats = group_get_stats
+        #: Counts pulled messages and pull offsets when the broker exports metrics (set by
+        #: its wiring).
+        self.message_counters: MessageCounters | None = None
 
     def reject_request(self) -> bool:
         return False
@@ -224,6 +228,16 @@ class PullMessageProcessor:
         if response.code == ResponseCode.SUCCESS:
             self.group_get_stats.inc_group_get_nums(
                 header.consumer_group, header.topic, header.queue_id, result.message_count
+            )
+        counters = self.message_counters
+        if counters is not None and result.status is GetMessageStatus.FOUND:
+            counters.record_out(
+                header.topic,
+                header.consumer_group,
+                header.queue_id,
+                result.message_count,
+                result.buffer_total_size,
+                result.next_begin_offset,
             )
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
             if has_suspend_flag(header.sys_flag):

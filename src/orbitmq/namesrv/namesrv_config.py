@@ -12,7 +12,9 @@ from pathlib import Path
 from orbitmq.common.config_binding import bind_properties
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
+from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.protocol import DEFAULT_NAMESRV_PORT
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,13 @@ class NamesrvConfig:
     server_channel_max_idle_time_seconds: int = 120
     #: How often silent brokers are looked for (RocketMQ: every 10 s).
     scan_not_active_broker_interval_ms: int = 10_000
+    #: Metrics, under the broker's RocketMQ 5 keys: PROM serves Prometheus text at
+    #: ``/metrics`` on metricsPromExporterHost (empty: bindAddress) and
+    #: metricsPromExporterPort (0: any free port); metricsLabel adds "k:v,..." labels.
+    metrics_exporter_type: MetricsExporterType = MetricsExporterType.DISABLE
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = DEFAULT_PROM_EXPORTER_PORT
+    metrics_label: str = ""
 
 
 def load_namesrv_config(path: str | os.PathLike[str] | None = None) -> NamesrvConfig:
@@ -71,6 +80,10 @@ def load_namesrv_config(path: str | os.PathLike[str] | None = None) -> NamesrvCo
         config.config_store_path = str(path)
     if not 0 <= config.listen_port < 65536:
         raise ConfigError(f"listenPort: {config.listen_port} is not a port (0..65535)")
+    if not 0 <= config.metrics_prom_exporter_port < 65536:
+        raise ConfigError(
+            f"metricsPromExporterPort: {config.metrics_prom_exporter_port} is not a port (0..65535)"
+        )
     if config.server_channel_max_idle_time_seconds <= 0:
         raise ConfigError(
             "serverChannelMaxIdleTimeSeconds: "
