@@ -77,6 +77,11 @@ class BrokerConfig:
     wait_time_mills_in_pull_queue: int = 5000
     server_channel_max_idle_time_seconds: int = 120
     acl_enable: bool = False
+    #: RocketMQ's installation directory; reported only (no file is read from it).
+    rocketmq_home: str = ""
+    #: Keys UPDATE_BROKER_CONFIG may not change, ';'-separated (RocketMQ's default);
+    #: brokerConfigPath, rocketmqHome and configBlackList are refused whatever it says.
+    config_black_list: str = "configBlackList;brokerConfigPath"
 
     @property
     def namesrv_addresses(self) -> list[str]:
@@ -131,12 +136,13 @@ def load_broker_config(
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
     _resolve_ha_keys(broker, store, keys)
-    _check(broker, store)
+    check_broker_config(broker, store)
     return BrokerStartupConfig(broker, store, unknown, keys)
 
 
-def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
-    """Values RocketMQ would refuse or misbehave with, named by their keys."""
+def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None:
+    """Values RocketMQ would refuse or misbehave with, named by their keys (ConfigError);
+    checked at start and on each UPDATE_BROKER_CONFIG."""
     if not 0 < broker.listen_port < 65536:
         raise ConfigError(f"listenPort: {broker.listen_port} is not a port (1..65535)")
     if broker.broker_id < 0:

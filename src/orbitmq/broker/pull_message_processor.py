@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.consumer_filter_manager import (
     ConsumerFilterData,
     ConsumerFilterManager,
@@ -18,6 +19,7 @@ from orbitmq.broker.consumer_filter_manager import (
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
@@ -112,8 +114,11 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
+        *,
+        stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
     ) -> None:
         self.broker_config = broker_config
+        self.stats = stats
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
         self.store_config = store_config
         self.store = store
@@ -202,6 +207,7 @@ class PullMessageProcessor:
             return response
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
+        began = time.monotonic()
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
@@ -210,6 +216,8 @@ class PullMessageProcessor:
             header.max_msg_nums,
             message_filter,
         )
+        if self.stats is not None:
+            _count_get(self.stats, header, result, began)
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
             if has_suspend_flag(header.sys_flag):
@@ -451,3 +459,20 @@ class PullMessageProcessor:
             message_filter,
         )
         self.pull_request_hold_service.suspend_pull_request(header.topic, header.queue_id, held)
+
+
+def _count_get(
+    stats: tuple[BrokerStatsManager, StoreStatsService],
+    header: PullMessageRequestHeader,
+    result: GetMessageResult,
+    began: float,
+) -> None:
+    """The stats of one read: found or missed, and the group's messages, bytes and time."""
+    broker_stats, store_stats = stats
+    elapsed_ms = int((time.monotonic() - began) * 1000)
+    found = result.message_count if result.status is GetMessageStatus.FOUND else 0
+    store_stats.on_get(found, elapsed_ms)
+    if found:
+        broker_stats.on_get(
+            header.topic, header.consumer_group, found, result.buffer_total_size, elapsed_ms
+        )

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.send_queue import SendQueue
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
@@ -123,8 +126,13 @@ class SendMessageProcessor:
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
         transactions: TransactionalMessageService,
+        *,
+        stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
     ) -> None:
+        """``stats`` are counted into when given: each stored send's topic, messages and
+        bytes, each put's time and outcome."""
         self.broker_config = broker_config
+        self.stats = stats
         self.store = store
         self.transactions = transactions
         self.topic_config_manager = topic_config_manager
@@ -160,15 +168,19 @@ class SendMessageProcessor:
             topic_config = target
         if topic_config.topic_filter_type is TopicFilterType.MULTI_TAG:
             msg.sys_flag |= sf.MULTI_TAGS_FLAG
+        topic = msg.topic  # counted under its own topic, even when staged as a half
         if _is_prepared(msg):
             half = self._stage(msg, response)
             if half is None:
                 return response
             msg = half
+        began = time.monotonic()
         result = await self.send_queue.put(msg)
         if isinstance(result, str):  # cleared from the send queue, not stored
             response.set_code_and_remark(ResponseCode.SYSTEM_BUSY, result)
             return response
+        if self.stats is not None:
+            _count_put(self.stats, topic, result, began)
         return self._answer(response, result, queue_id)
 
     def _stage(
@@ -377,6 +389,20 @@ def parse_send_header(request: RemotingCommand) -> SendMessageRequestHeader:
     if request.code == RequestCode.SEND_MESSAGE:
         return SendMessageRequestHeader.from_ext_fields(request.ext_fields)
     return SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields).to_v1()
+
+
+def _count_put(
+    stats: tuple[BrokerStatsManager, StoreStatsService],
+    topic: str,
+    result: PutMessageResult,
+    began: float,
+) -> None:
+    """The stats of one put (RocketMQ's handlePutMessageResult and its put timing)."""
+    broker_stats, store_stats = stats
+    store_stats.on_put(int((time.monotonic() - began) * 1000), result.is_ok)
+    append = result.append_result
+    if result.is_ok and append is not None:
+        broker_stats.on_put(topic, append.msg_num, append.wrote_bytes)
 
 
 def _is_prepared(msg: MessageExtBrokerInner) -> bool:

@@ -104,3 +104,16 @@ ADMIN_STATS_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.DELETE_SUBSCRIPTIONGROUP,
     }
 )
+#: Broker config, runtime info, statistics and consume-queue inspection (the rest of
+#: RocketMQ's AdminBrokerProcessor that mqadmin's broker commands send).
+ADMIN_RUNTIME_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_BROKER_CONFIG,
+        RequestCode.GET_BROKER_CONFIG,
+        RequestCode.GET_BROKER_RUNTIME_INFO,
+        RequestCode.VIEW_BROKER_STATS_DATA,
+        RequestCode.GET_BROKER_CONSUME_STATS,
+        RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE,
+        RequestCode.QUERY_CONSUME_QUEUE,
+    }
+)

@@ -20,6 +20,7 @@ from typing import Final
 
 from orbitmq.protocol.processor_codes import (
     ADMIN_BROKER_CODES,
+    ADMIN_RUNTIME_CODES,
     ADMIN_STATS_CODES,
     BROKER_REGISTRATION_CODES,
     CLIENT_MANAGE_CODES,
@@ -53,6 +54,7 @@ BROKER_REQUEST_CODES: Final = (
     | CONSUMER_MANAGE_CODES
     | ADMIN_BROKER_CODES
     | ADMIN_STATS_CODES
+    | ADMIN_RUNTIME_CODES
 )
 
 

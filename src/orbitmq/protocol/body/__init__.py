@@ -5,12 +5,14 @@ accepts fastjson's non-standard output (unquoted integer and object map keys); w
 always standard JSON.
 """
 
+from orbitmq.protocol.body.broker_stats import BrokerStatsData, BrokerStatsItem, ConsumeStatsList
 from orbitmq.protocol.body.cluster import (
     NAMESPACE_ORDER_TOPIC_CONFIG,
     ClusterInfo,
     KVTable,
     RegisterBrokerBody,
 )
+from orbitmq.protocol.body.consume_queue import ConsumeQueueData, QueryConsumeQueueResponseBody
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
     CheckClientRequestBody,
@@ -53,10 +55,14 @@ __all__ = [
     "Body",
     "BodyError",
     "BrokerData",
+    "BrokerStatsData",
+    "BrokerStatsItem",
     "CheckClientRequestBody",
     "ClusterInfo",
     "ConsumeFromWhere",
+    "ConsumeQueueData",
     "ConsumeStats",
+    "ConsumeStatsList",
     "ConsumeType",
     "ConsumerData",
     "ConsumerOffsetSerializeWrapper",
@@ -70,6 +76,7 @@ __all__ = [
     "OffsetMovedEvent",
     "OffsetWrapper",
     "ProducerData",
+    "QueryConsumeQueueResponseBody",
     "QueueData",
     "RegisterBrokerBody",
     "ResetOffsetBody",

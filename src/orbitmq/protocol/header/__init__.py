@@ -18,9 +18,11 @@ from orbitmq.protocol.header.admin import (
     GetConsumeStatsRequestHeader,
     GetProducerConnectionListRequestHeader,
     GetTopicStatsInfoRequestHeader,
+    QueryConsumeQueueRequestHeader,
     QueryConsumeTimeSpanRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 from orbitmq.protocol.header.command_header import (
     CommandHeader,
@@ -123,6 +125,7 @@ __all__ = [
     "PullMessageRequestHeader",
     "PullMessageResponseHeader",
     "PutKVConfigRequestHeader",
+    "QueryConsumeQueueRequestHeader",
     "QueryConsumeTimeSpanRequestHeader",
     "QueryConsumerOffsetRequestHeader",
     "QueryConsumerOffsetResponseHeader",
@@ -142,6 +145,7 @@ __all__ = [
     "UnRegisterBrokerRequestHeader",
     "UnregisterClientRequestHeader",
     "UpdateConsumerOffsetRequestHeader",
+    "ViewBrokerStatsDataRequestHeader",
     "ViewMessageRequestHeader",
     "WipeWritePermOfBrokerRequestHeader",
     "WipeWritePermOfBrokerResponseHeader",
