@@ -268,11 +268,15 @@ class AdminRuntimeProcessor(CodeDispatchingProcessor):
         )
         subscription = self._subscription(header, body)
         if queue.read_unit(header.index) is None:
-            return RemotingCommand.create_response(
+            # RocketMQ answers this with no body, on which mqadmin fails; the queue's range
+            # tells the operator where the units are.
+            response = RemotingCommand.create_response(
                 request,
                 ResponseCode.SUCCESS,
                 f"Index {header.index} of {header.queue_id}@{header.topic} is not exist!",
             )
+            response.body = body.to_json()
+            return response
         units = []
         for index in range(header.index, header.index + max(0, header.count)):
             read = queue.read_unit(index)
