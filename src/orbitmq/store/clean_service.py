@@ -143,18 +143,18 @@ def clean_expired_consume_queues(
         if topic in keep_topics or queues is None:
             continue
         for queue_id, queue in list(queues.items()):
-            last = queue.read_unit(queue.max_offset_in_queue - 1)
-            if last is None:
+            last_offset = queue.last_offset
+            if last_offset == -1:
                 continue  # no unit (a queue created just now): RocketMQ keeps it too
             # The queue's last message ends at or below the commit log's start: gone.
-            if last[0] + last[1] <= min_phy_offset:
+            if last_offset <= min_phy_offset:
                 log.info(
                     "cleanExpiredConsumerQueue: %s %d destroyed, minCommitLogOffset %d, "
                     "last message ends at %d",
                     topic,
                     queue_id,
                     min_phy_offset,
-                    last[0] + last[1],
+                    last_offset,
                 )
                 commit_log.topic_queue_table.pop(f"{topic}-{queue_id}", None)
                 queue.destroy()
