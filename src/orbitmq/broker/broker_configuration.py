@@ -30,7 +30,7 @@ from orbitmq.broker.broker_config import BrokerConfig, check_broker_config
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
 from orbitmq.common.config_binding import bind_properties, snake_case
 from orbitmq.common.config_file import ConfigFile
-from orbitmq.protocol.body import DataVersion
+from orbitmq.protocol import DEFAULT_BROKER_PORT, DataVersion
 from orbitmq.store import MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -187,6 +187,10 @@ class BrokerConfiguration:
         value is refused, before anything changed; OSError when the file cannot be written
         (the change is then in effect but not saved)."""
         broker, store = copy.copy(self.broker_config), copy.copy(self.store_config)
+        if broker.listen_port == 0:
+            # Started on any free port (``--listen-port 0``), which no file may say: check
+            # the update as if the file's default port were set.
+            broker.listen_port = DEFAULT_BROKER_PORT
         ignored = bind_properties(properties, [broker, store])
         check_broker_config(broker, store)
         known = {key: value for key, value in properties.items() if key not in ignored}

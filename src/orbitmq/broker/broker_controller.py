@@ -389,9 +389,13 @@ class BrokerController(AsyncLifetime):
         ]
 
     def _schedule_offsets(self) -> dict[int, int]:
-        """Each delay level's delivery offset (none on a slave, which delivers nothing)."""
+        """Each delay level's delivery offset, 0 before its first delivery (none on a slave,
+        which delivers nothing)."""
         service = self.schedule_message_service
-        return dict(service.offset_table) if service is not None else {}
+        if service is None:
+            return {}
+        levels = range(1, len(self.message_store.delay_levels_ms) + 1)
+        return {level: service.offset_table.get(level, 0) for level in levels}
 
     def _delay_offsets(self) -> bytes:
         """delayOffset.json's content: a master's live offsets, a slave's last copy."""

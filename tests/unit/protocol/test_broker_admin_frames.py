@@ -164,7 +164,9 @@ def test_query_consume_queue_body_member_names() -> None:
         b'"queueData":[{"eval":false,"physicOffset":0,"physicSize":180,"tagsCode":2598919}]}'
     )
     body = QueryConsumeQueueResponseBody.from_json(fastjson)
-    assert body.queue_data == [ConsumeQueueData(physic_offset=0, physic_size=180, tags_code=2598919)]
+    assert body.queue_data == [
+        ConsumeQueueData(physic_offset=0, physic_size=180, tags_code=2598919)
+    ]
     assert body.subscription_data is None
     assert orjson.loads(body.to_json()) == orjson.loads(fastjson)
     full = ConsumeQueueData(1, 2, 3, extend_data_json="{}", bit_map="01", eval=True, msg="m")
