@@ -173,9 +173,7 @@ class BrokerController(AsyncLifetime):
         self.broker_stats_manager = BrokerStatsManager(
             broker_config.broker_cluster_name, clock=clock
         )
-        self.store_stats_service = StoreStatsService(
-            self.broker_stats_manager.broker_put, clock=clock
-        )
+        self.store_stats_service = StoreStatsService(self.broker_stats_manager, clock=clock)
         # Where a slave's master is: learned from each registration's answer (RocketMQ's
         # RegisterBrokerResult), read by the metadata sync and the HA client.
         self.master_address = MasterAddress()

@@ -6,10 +6,12 @@ The stats names and keys are RocketMQ's: TOPIC_PUT_NUMS and TOPIC_PUT_SIZE by to
 GROUP_GET_NUMS, GROUP_GET_SIZE and GROUP_GET_LATENCY by ``topic@group``, SNDBCK_PUT_NUMS by
 ``topic@group``, BROKER_PUT_NUMS and BROKER_GET_NUMS by the cluster's name.
 
-Cost on the send and pull paths: one dict lookup and a few integer additions per request
-(not per message). The counters of one key are kept together in one ``Traffic`` record (calls,
-messages, bytes, latency), so TOPIC_PUT_NUMS and TOPIC_PUT_SIZE, or the three GROUP_GET_*
-names, are views of the same record rather than separate tables to update.
+Cost on the send and pull paths: one dict lookup and three or four integer additions per
+request (not per message). The counters of one key are kept together in one ``Traffic``
+record (calls, messages, bytes, latency), so TOPIC_PUT_NUMS and TOPIC_PUT_SIZE, or the three
+GROUP_GET_* names, are views of the same record rather than separate tables to update; the
+broker-wide BROKER_PUT_NUMS and BROKER_GET_NUMS are the sums of those records, taken when
+sampled.
 
 Sampling, as RocketMQ's: every 10 s each record is sampled into its minute window (7 samples,
 one minute), every 10 min into its hour window (7 samples), every hour into its day window
@@ -117,11 +119,6 @@ class StatsItem:
         return _snapshot(self.traffic.day, self.index, self.count_calls)
 
 
-def stats_key(topic: str, group: str) -> str:
-    """RocketMQ's ``buildStatsKey(topic, group)``."""
-    return f"{topic}@{group}"
-
-
 class BrokerStatsManager:
     """Owns the traffic records by key and the task that samples them.
 
@@ -133,8 +130,10 @@ class BrokerStatsManager:
         self.cluster_name = cluster_name
         self._clock = clock
         self.topic_put: dict[str, Traffic] = {}
-        self.group_get: dict[str, Traffic] = {}
-        self.send_back: dict[str, Traffic] = {}
+        # Keyed by (topic, group), which hashes two strings whose hashes are cached: no
+        # "topic@group" string is built on the pull path.
+        self.group_get: dict[tuple[str, str], Traffic] = {}
+        self.send_back: dict[tuple[str, str], Traffic] = {}
         self.broker_put = Traffic()
         self.broker_get = Traffic()
         self._ticks = 0
@@ -150,13 +149,10 @@ class BrokerStatsManager:
         traffic.calls += 1
         traffic.nums += nums
         traffic.size += size
-        broker = self.broker_put
-        broker.nums += nums
-        broker.size += size
 
     def on_get(self, topic: str, group: str, nums: int, size: int, latency_ms: int) -> None:
         """A pull that found ``nums`` messages of ``size`` bytes, read in ``latency_ms``."""
-        key = f"{topic}@{group}"
+        key = (topic, group)
         traffic = self.group_get.get(key)
         if traffic is None:
             traffic = self.group_get[key] = Traffic()
@@ -164,11 +160,10 @@ class BrokerStatsManager:
         traffic.nums += nums
         traffic.size += size
         traffic.latency_ms += latency_ms
-        self.broker_get.nums += nums
 
     def on_send_back(self, topic: str, group: str) -> None:
         """A message of ``topic`` sent back for a retry by ``group``."""
-        key = f"{topic}@{group}"
+        key = (topic, group)
         traffic = self.send_back.get(key)
         if traffic is None:
             traffic = self.send_back[key] = Traffic()
@@ -179,18 +174,21 @@ class BrokerStatsManager:
 
     def get_stats_item(self, stats_name: str, stats_key: str) -> StatsItem | None:
         """RocketMQ's ``getStatsItem``: None for an unknown name or a key never counted."""
-        tables = {
-            TOPIC_PUT_NUMS: (self.topic_put, _NUMS),
-            TOPIC_PUT_SIZE: (self.topic_put, _SIZE),
+        by_topic = {TOPIC_PUT_NUMS: _NUMS, TOPIC_PUT_SIZE: _SIZE}
+        if stats_name in by_topic:
+            traffic = self.topic_put.get(stats_key)
+            return None if traffic is None else StatsItem(traffic, by_topic[stats_name])
+        by_topic_and_group = {
             GROUP_GET_NUMS: (self.group_get, _NUMS),
             GROUP_GET_SIZE: (self.group_get, _SIZE),
             GROUP_GET_LATENCY: (self.group_get, _LATENCY),
             SNDBCK_PUT_NUMS: (self.send_back, _NUMS),
         }
-        found = tables.get(stats_name)
-        if found is not None:
-            table, index = found
-            traffic = table.get(stats_key)
+        if stats_name in by_topic_and_group:
+            table, index = by_topic_and_group[stats_name]
+            # A topic has no '@' (RocketMQ's topic characters): the first one separates.
+            topic, _, group = stats_key.partition("@")
+            traffic = table.get((topic, group))
             return None if traffic is None else StatsItem(traffic, index)
         if stats_key != self.cluster_name:
             return None
@@ -202,25 +200,26 @@ class BrokerStatsManager:
 
     def tps_group_get_nums(self, group: str, topic: str) -> float:
         """Messages per second ``group`` pulled from ``topic`` over the last minute."""
-        traffic = self.group_get.get(stats_key(topic, group))
+        traffic = self.group_get.get((topic, group))
         return 0.0 if traffic is None else _snapshot(traffic.minute, _NUMS, True).tps
 
-    def on_topic_deleted(self, topic: str) -> None:
-        self.topic_put.pop(topic, None)
-        prefix = f"{topic}@"
-        for table in (self.group_get, self.send_back):
-            for key in [k for k in table if k.startswith(prefix)]:
-                del table[key]
+    def put_totals(self) -> tuple[int, int]:
+        """Messages and bytes stored since the start, over every topic (RocketMQ sums its
+        per-topic counters too; the send path then pays for one counter, not two)."""
+        records = self.topic_put.values()
+        return sum(t.nums for t in records), sum(t.size for t in records)
 
-    def on_group_deleted(self, group: str) -> None:
-        suffix = f"@{group}"
-        for table in (self.group_get, self.send_back):
-            for key in [k for k in table if k.endswith(suffix)]:
-                del table[key]
+    def get_totals(self) -> tuple[int, int]:
+        """Pulls that found messages, and the messages they took, over every key."""
+        records = self.group_get.values()
+        return sum(t.calls for t in records), sum(t.nums for t in records)
 
     # -- sampling --------------------------------------------------------------------------
 
     def _records(self) -> list[Traffic]:
+        """Every record, the broker totals brought up to date first."""
+        self.broker_put.nums = self.put_totals()[0]
+        self.broker_get.nums = self.get_totals()[1]
         records = [self.broker_put, self.broker_get]
         for table in (self.topic_put, self.group_get, self.send_back):
             records.extend(table.values())

@@ -207,7 +207,7 @@ class PullMessageProcessor:
             return response
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
-        began = time.monotonic()
+        began = time.monotonic_ns()
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
@@ -465,14 +465,13 @@ def _count_get(
     stats: tuple[BrokerStatsManager, StoreStatsService],
     header: PullMessageRequestHeader,
     result: GetMessageResult,
-    began: float,
+    began_ns: int,
 ) -> None:
     """The stats of one read: found or missed, and the group's messages, bytes and time."""
-    broker_stats, store_stats = stats
-    elapsed_ms = int((time.monotonic() - began) * 1000)
-    found = result.message_count if result.status is GetMessageStatus.FOUND else 0
-    store_stats.on_get(found, elapsed_ms)
+    elapsed_ms = (time.monotonic_ns() - began_ns) // 1_000_000
+    found = len(result.message_buffers) if result.status is GetMessageStatus.FOUND else 0
+    stats[1].on_get(found, elapsed_ms)
     if found:
-        broker_stats.on_get(
+        stats[0].on_get(
             header.topic, header.consumer_group, found, result.buffer_total_size, elapsed_ms
         )

@@ -174,7 +174,7 @@ class SendMessageProcessor:
             if half is None:
                 return response
             msg = half
-        began = time.monotonic()
+        began = time.monotonic_ns()
         result = await self.send_queue.put(msg)
         if isinstance(result, str):  # cleared from the send queue, not stored
             response.set_code_and_remark(ResponseCode.SYSTEM_BUSY, result)
@@ -395,14 +395,14 @@ def _count_put(
     stats: tuple[BrokerStatsManager, StoreStatsService],
     topic: str,
     result: PutMessageResult,
-    began: float,
+    began_ns: int,
 ) -> None:
-    """The stats of one put (RocketMQ's handlePutMessageResult and its put timing)."""
-    broker_stats, store_stats = stats
-    store_stats.on_put(int((time.monotonic() - began) * 1000), result.is_ok)
+    """The stats of one put (RocketMQ's handlePutMessageResult and its put timing). A put
+    with an append result was stored (a flush or replica timeout stores it too)."""
     append = result.append_result
-    if result.is_ok and append is not None:
-        broker_stats.on_put(topic, append.msg_num, append.wrote_bytes)
+    stats[1].on_put((time.monotonic_ns() - began_ns) // 1_000_000, append is not None)
+    if append is not None:
+        stats[0].on_put(topic, append.msg_num, append.wrote_bytes)
 
 
 def _is_prepared(msg: MessageExtBrokerInner) -> bool:

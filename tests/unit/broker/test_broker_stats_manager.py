@@ -100,15 +100,3 @@ def test_unknown_names_and_keys_have_no_item(
     stats.on_put("T", 1, 1)
     assert stats.get_stats_item(name, key) is None
 
-
-def test_deleting_a_topic_or_group_drops_its_keys(stats: BrokerStatsManager) -> None:
-    stats.on_put("T", 1, 1)
-    stats.on_get("T", "g", 1, 1, 0)
-    stats.on_get("U", "g", 1, 1, 0)
-    stats.on_get("U", "h", 1, 1, 0)
-    stats.on_topic_deleted("T")
-    assert stats.get_stats_item(TOPIC_PUT_NUMS, "T") is None
-    assert stats.get_stats_item(GROUP_GET_NUMS, "T@g") is None
-    stats.on_group_deleted("g")
-    assert stats.get_stats_item(GROUP_GET_NUMS, "U@g") is None
-    assert stats.get_stats_item(GROUP_GET_NUMS, "U@h") is not None

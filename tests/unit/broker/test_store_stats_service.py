@@ -29,7 +29,7 @@ def broker_stats(clock: ManualClock) -> BrokerStatsManager:
 
 @pytest.fixture
 def stats(broker_stats: BrokerStatsManager, clock: ManualClock) -> StoreStatsService:
-    return StoreStatsService(broker_stats.broker_put, clock=clock)
+    return StoreStatsService(broker_stats, clock=clock)
 
 
 def test_latency_buckets_are_rocketmqs() -> None:
@@ -69,6 +69,7 @@ def test_rates_are_per_second_over_the_sampled_windows(
     for _ in range(20):
         clock.advance(1000)
         broker_stats.on_put("T", 10, 100)
+        broker_stats.on_get("T", "g", 2, 20, latency_ms=1)
         stats.on_get(found=2, elapsed_ms=1)
         stats.on_get(found=0, elapsed_ms=0)
         stats.sampling()
@@ -84,7 +85,7 @@ def test_midnight_rolls_the_day_totals(
     stats: StoreStatsService, broker_stats: BrokerStatsManager, clock: ManualClock
 ) -> None:
     broker_stats.on_put("T", 7, 70)
-    stats.on_get(found=3, elapsed_ms=0)
+    broker_stats.on_get("T", "g", 3, 30, latency_ms=0)
     stats.sampling()
     assert stats.msg_totals_today_morning == (0, 0)
     clock.set(_local_ms(11, 0, 1))
