@@ -99,4 +99,3 @@ def test_unknown_names_and_keys_have_no_item(
 ) -> None:
     stats.on_put("T", 1, 1)
     assert stats.get_stats_item(name, key) is None
-
