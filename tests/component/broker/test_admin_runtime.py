@@ -444,3 +444,21 @@ async def test_admin_client_methods(
     body = await admin.query_cq(addr, "AdminTopic", 0, 1, count=5)
     assert body.queue_data is not None
     assert [u.physic_offset for u in body.queue_data] == [messages[1].commit_log_offset]
+
+
+async def test_a_permission_change_registers_the_broker_again(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    """RocketMQ bumps the topic table's version and calls registerBrokerAll, so the name
+    servers' routes show the new permission at once."""
+    calls: list[str] = []
+    broker.admin_runtime_processor.on_permission_changed = lambda: calls.append("register")
+    version = broker.topic_config_manager.data_version.counter
+    body = b"fileReservedTime=10\n"
+    assert (await call(client, broker, RequestCode.UPDATE_BROKER_CONFIG, body=body)).code == 0
+    assert calls == []
+    body = b"brokerPermission=4\n"
+    assert (await call(client, broker, RequestCode.UPDATE_BROKER_CONFIG, body=body)).code == 0
+    assert calls == ["register"]
+    assert broker.topic_config_manager.data_version.counter == version + 1
+    assert broker.broker_config.broker_permission == 4
