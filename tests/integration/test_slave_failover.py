@@ -238,7 +238,7 @@ async def test_a_lite_pull_consumer_reads_from_the_slave_and_commits_to_it(
         await second.commit_sync()
         assert committed(slave(cluster)) == 20
         assert cluster.messages_pulled(GROUP, TOPIC) == {SLAVE: 10}
-        slave(cluster).group_get_stats.sampling_in_seconds()  # as every 10 s
+        slave(cluster).broker_stats_manager.sampling_in_seconds()  # as every 10 s
         async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
             # Asked of every broker in the route (the slave alone): GROUP_GET_NUMS.
             served = await admin.group_get_nums(GROUP, TOPIC)

@@ -90,6 +90,12 @@ class BrokerConfig:
     #: half as much in metrics (docs/benchmarks.md, "Metrics cost").
     enable_remoting_metrics: bool = True
 
+    #: RocketMQ's installation directory; reported only (no file is read from it).
+    rocketmq_home: str = ""
+    #: Keys UPDATE_BROKER_CONFIG may not change, ';'-separated (RocketMQ's default);
+    #: brokerConfigPath, rocketmqHome and configBlackList are refused whatever it says.
+    config_black_list: str = "configBlackList;brokerConfigPath"
+
     @property
     def namesrv_addresses(self) -> list[str]:
         """The name servers as a list (RocketMQ separates them with ';')."""
@@ -143,12 +149,13 @@ def load_broker_config(
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
     _resolve_ha_keys(broker, store, keys)
-    _check(broker, store)
+    check_broker_config(broker, store)
     return BrokerStartupConfig(broker, store, unknown, keys)
 
 
-def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
-    """Values RocketMQ would refuse or misbehave with, named by their keys."""
+def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None:
+    """Values RocketMQ would refuse or misbehave with, named by their keys (ConfigError);
+    checked at start and on each UPDATE_BROKER_CONFIG."""
     if not 0 < broker.listen_port < 65536:
         raise ConfigError(f"listenPort: {broker.listen_port} is not a port (1..65535)")
     if broker.broker_id < 0:

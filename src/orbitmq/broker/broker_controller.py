@@ -9,9 +9,13 @@ import logging
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_group_processor import AdminGroupProcessor
+from orbitmq.broker.admin_runtime_processor import AdminRuntimeProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_configuration import BrokerConfiguration
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
+from orbitmq.broker.broker_runtime_info import BrokerRuntimeInfo
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
 from orbitmq.broker.client_manage_processor import ClientManageProcessor
 from orbitmq.broker.consumer_filter_manager import ConsumerFilterManager
@@ -19,7 +23,6 @@ from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
-from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.master_address import MasterAddress
 from orbitmq.broker.metrics import BrokerMetricsManager
 from orbitmq.broker.namesrv_registration_service import (
@@ -35,6 +38,7 @@ from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.slave_synchronize import SlaveSynchronize
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_check_service import TransactionalMessageCheckService
@@ -80,14 +84,18 @@ class BrokerController(AsyncLifetime):
         clock: Clock = SYSTEM_CLOCK,
         fs: FileSystem = OS_FILE_SYSTEM,
         find_subscription: SubscriptionLookup | None = None,
+        config_path: str | None = None,
     ) -> None:
+        """``config_path`` is the broker.conf the broker was started with (``-c``), where
+        UPDATE_BROKER_CONFIG saves its changes; None: changes are not saved."""
         self.broker_config = broker_config
         self.store_config = store_config
+        self.configuration = BrokerConfiguration(
+            broker_config, store_config, config_path, clock=clock
+        )
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self._build_managers(clock, fs)
-        # Messages each group pulled here (GROUP_GET_NUMS), for VIEW_BROKER_STATS_DATA.
-        self.group_get_stats = GroupGetStats(clock)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -181,6 +189,11 @@ class BrokerController(AsyncLifetime):
                 clock=clock,
             )
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
+        # Traffic counters: fed by the send, pull and send-back paths, read by admin requests.
+        self.broker_stats_manager = BrokerStatsManager(
+            broker_config.broker_cluster_name, clock=clock
+        )
+        self.store_stats_service = StoreStatsService(self.broker_stats_manager, clock=clock)
         # Where a slave's master is: learned from each registration's answer (RocketMQ's
         # RegisterBrokerResult), read by the metadata sync and the HA client.
         self.master_address = MasterAddress()
@@ -230,6 +243,7 @@ class BrokerController(AsyncLifetime):
         )
         # The SQL92 filters consumers' heartbeats declare, read by their pulls.
         self.consumer_filter_manager = ConsumerFilterManager()
+        stats = (self.broker_stats_manager, self.store_stats_service)
         self.client_manage_processor = ClientManageProcessor(
             broker_config,
             self.topic_config_manager,
@@ -248,6 +262,7 @@ class BrokerController(AsyncLifetime):
             self.topic_config_manager,
             self.subscription_group_manager,
             self.transactional_message_service,
+            stats=stats,
         )
         self.end_transaction_processor = EndTransactionProcessor(
             store, self.transactional_message_service
@@ -262,11 +277,15 @@ class BrokerController(AsyncLifetime):
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
             message_model_of=self.consumer_manager.message_model,
-            group_get_stats=self.group_get_stats,
+            stats=stats,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
-            broker_config, store, self.topic_config_manager, self.subscription_group_manager
+            broker_config,
+            store,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            stats=self.broker_stats_manager,
         )
         self.query_message_processor = QueryMessageProcessor(store_config, store)
         # Admin requests and the orderly-consumption queue locks (RocketMQ's
@@ -289,7 +308,6 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             self.consumer_manager,
             self.subscription_group_manager,
-            self.group_get_stats,
         )
         self.admin_group_processor = AdminGroupProcessor(
             broker_config.broker_name,
@@ -299,6 +317,35 @@ class BrokerController(AsyncLifetime):
             self.producer_manager,
             self.consumer_offset_manager,
             broker_role=store_config.broker_role,
+        )
+        self._build_admin_runtime_processor()
+
+    def _build_admin_runtime_processor(self) -> None:
+        """Config, runtime info, stats and consume-queue requests. The executors are
+        filled in with the routing table (the runtime info reports their queues)."""
+        self.executors: dict[str, RequestExecutor] = {}
+        runtime_info = BrokerRuntimeInfo(
+            self.broker_config,
+            self.message_store,
+            self.store_stats_service,
+            self.executors,
+            schedule_offsets=self._schedule_offsets,
+        )
+        self.admin_runtime_processor = AdminRuntimeProcessor(
+            self.configuration,
+            runtime_info,
+            self.broker_stats_manager,
+            self.message_store,
+            (
+                self.topic_config_manager,
+                self.subscription_group_manager,
+                self.consumer_offset_manager,
+                self.consumer_manager,
+            ),
+            self.consumer_filter_manager,
+            lambda: self.address,
+            # Late-bound, as on_topic_changed: register again at once.
+            on_permission_changed=lambda: self.registration_service.request_registration(),  # noqa: PLW0108
         )
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor, RequestExecutor]]:
@@ -323,11 +370,13 @@ class BrokerController(AsyncLifetime):
         # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
         consumer_manage = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
         admin = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
+        self.executors.update(send=send, pull=pull, query=query)
         send_p, pull_p = self.send_message_processor, self.pull_message_processor
         send_back_p, end_tx_p = self.send_message_back_processor, self.end_transaction_processor
         query_p, client_p = self.query_message_processor, self.client_manage_processor
         consumer_p, admin_p = self.consumer_manage_processor, self.admin_broker_processor
         stats_p, group_p = self.admin_stats_processor, self.admin_group_processor
+        runtime_p = self.admin_runtime_processor
         return [
             (RequestCode.SEND_MESSAGE, send_p, send),
             (RequestCode.SEND_MESSAGE_V2, send_p, send),
@@ -365,8 +414,23 @@ class BrokerController(AsyncLifetime):
             (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, group_p, admin),
             (RequestCode.GET_CONSUMER_RUNNING_INFO, group_p, admin),
             (RequestCode.CONSUME_MESSAGE_DIRECTLY, group_p, admin),
-            (RequestCode.VIEW_BROKER_STATS_DATA, stats_p, admin),
+            (RequestCode.UPDATE_BROKER_CONFIG, runtime_p, admin),
+            (RequestCode.GET_BROKER_CONFIG, runtime_p, admin),
+            (RequestCode.GET_BROKER_RUNTIME_INFO, runtime_p, admin),
+            (RequestCode.VIEW_BROKER_STATS_DATA, runtime_p, admin),
+            (RequestCode.GET_BROKER_CONSUME_STATS, runtime_p, admin),
+            (RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, runtime_p, admin),
+            (RequestCode.QUERY_CONSUME_QUEUE, runtime_p, admin),
         ]
+
+    def _schedule_offsets(self) -> dict[int, int]:
+        """Each delay level's delivery offset, 0 before its first delivery (none on a slave,
+        which delivers nothing)."""
+        service = self.schedule_message_service
+        if service is None:
+            return {}
+        levels = range(1, len(self.message_store.delay_levels_ms) + 1)
+        return {level: service.offset_table.get(level, 0) for level in levels}
 
     def _delay_offsets(self) -> bytes:
         """delayOffset.json's content: a master's live offsets, a slave's last copy."""
@@ -411,7 +475,6 @@ class BrokerController(AsyncLifetime):
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
-            await self.group_get_stats.start()
             await self.remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
@@ -421,7 +484,6 @@ class BrokerController(AsyncLifetime):
             await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
-            await self.group_get_stats.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
             await asyncio.to_thread(self.replication.shutdown)
@@ -429,6 +491,8 @@ class BrokerController(AsyncLifetime):
             # never started only gives its lock back.
             await asyncio.to_thread(self.message_store.shutdown)
             raise
+        await self.broker_stats_manager.start()
+        await self.store_stats_service.start()
         if self._persist_task is None:
             self._persist_task = asyncio.create_task(
                 self._persist_offsets_loop(), name="persistConsumerOffset"
@@ -473,10 +537,11 @@ class BrokerController(AsyncLifetime):
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)
         await self.metrics_manager.stop()
+        await self.broker_stats_manager.stop()
+        await self.store_stats_service.stop()
         await self.remoting_server.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
-        await self.group_get_stats.stop()
         await self.pull_request_hold_service.stop()
         # Checks put into the store, as delivery does: they end before it.
         await self._stop_transactional_message_check_service()

@@ -11,15 +11,16 @@ from collections.abc import Callable
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.consumer_filter_manager import (
     ConsumerFilterData,
     ConsumerFilterManager,
     build_consumer_filter_data,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
-from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
@@ -119,10 +120,11 @@ class PullMessageProcessor:
         consumer_filter_manager: ConsumerFilterManager | None = None,
         message_model_of: MessageModelLookup | None = None,
         *,
-        group_get_stats: GroupGetStats,
+        stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
     ) -> None:
         self.message_model_of = message_model_of
         self.broker_config = broker_config
+        self.stats = stats
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
         self.store_config = store_config
         self.store = store
@@ -137,8 +139,6 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
-        #: Counts the messages each pull hands out (GROUP_GET_NUMS).
-        self.group_get_stats = group_get_stats
         #: Counts pulled messages and pull offsets when the broker exports metrics (set by
         #: its wiring).
         self.message_counters: MessageCounters | None = None
@@ -216,6 +216,7 @@ class PullMessageProcessor:
             return response
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
+        began = time.monotonic_ns()
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
@@ -224,11 +225,9 @@ class PullMessageProcessor:
             header.max_msg_nums,
             message_filter,
         )
+        if self.stats is not None:
+            _count_get(self.stats, header, result, began)
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
-        if response.code == ResponseCode.SUCCESS:
-            self.group_get_stats.inc_group_get_nums(
-                header.consumer_group, header.topic, header.queue_id, result.message_count
-            )
         counters = self.message_counters
         if counters is not None and result.status is GetMessageStatus.FOUND:
             counters.record_out(
@@ -497,3 +496,19 @@ class PullMessageProcessor:
             message_filter,
         )
         self.pull_request_hold_service.suspend_pull_request(header.topic, header.queue_id, held)
+
+
+def _count_get(
+    stats: tuple[BrokerStatsManager, StoreStatsService],
+    header: PullMessageRequestHeader,
+    result: GetMessageResult,
+    began_ns: int,
+) -> None:
+    """The stats of one read: found or missed, and the group's messages, bytes and time."""
+    elapsed_ms = (time.monotonic_ns() - began_ns) // 1_000_000
+    found = len(result.message_buffers) if result.status is GetMessageStatus.FOUND else 0
+    stats[1].on_get(found, elapsed_ms)
+    if found:
+        stats[0].on_get(
+            header.topic, header.consumer_group, found, result.buffer_total_size, elapsed_ms
+        )

@@ -139,7 +139,7 @@ def broker(
         broker_config.bind_address = bind
 
     async def start() -> Callable[[], Awaitable[None]]:
-        controller = BrokerController(broker_config, store_config)
+        controller = BrokerController(broker_config, store_config, config_path=config_path)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
         _warn_if_exposed(broker_config.bind_address, f"port {controller.port}")
@@ -302,7 +302,9 @@ def start(
             # Both ports before the store: a busy port fails before the data is touched.
             await namesrv_controller.remoting_server.bind()
             broker_config.namesrv_addr = embedded.namesrv_addr or namesrv_controller.address
-            broker_controller = BrokerController(broker_config, embedded.store)
+            broker_controller = BrokerController(
+                broker_config, embedded.store, config_path=config_path
+            )
             await broker_controller.remoting_server.bind()
             await namesrv_controller.start()
             await broker_controller.start()

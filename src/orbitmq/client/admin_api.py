@@ -9,10 +9,10 @@ REQUEST_CODE_NOT_SUPPORTED for those).
 
 from __future__ import annotations
 
+from orbitmq.client.broker_runtime_api import BrokerRuntimeAPI
 from orbitmq.client.group_admin_api import GroupAdminAPI
 from orbitmq.common import MessageQueue
 from orbitmq.protocol import (
-    BrokerStatsData,
     ClusterInfo,
     ConsumeStats,
     RequestCode,
@@ -27,13 +27,13 @@ from orbitmq.protocol.header import (
     GetTopicStatsInfoRequestHeader,
     PutKVConfigRequestHeader,
     ResetOffsetRequestHeader,
-    ViewBrokerStatsDataRequestHeader,
 )
 
 
-class MQAdminAPI(GroupAdminAPI):
+class MQAdminAPI(GroupAdminAPI, BrokerRuntimeAPI):
     """``MQClientAPI`` plus the admin requests (those on groups, connections and the name
-    servers' settings in ``GroupAdminAPI``). Owns nothing but the shared
+    servers' settings in ``GroupAdminAPI``; the broker config, runtime and stats ones in
+    ``BrokerRuntimeAPI``). Owns nothing but the shared
     ``RemotingClient``; safe to share between tasks of one event loop."""
 
     # -- name server ----------------------------------------------------------------------
@@ -121,14 +121,3 @@ class MQAdminAPI(GroupAdminAPI):
         await self._ok(
             addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, header.to_ext_fields(), b"", timeout_s
         )
-
-    async def view_broker_stats_data(
-        self, addr: str, stats_name: str, stats_key: str, timeout_s: float
-    ) -> BrokerStatsData:
-        """VIEW_BROKER_STATS_DATA (315): one statistic of this broker (master or slave) over
-        its last minute, hour and day; SYSTEM_ERROR when it counted nothing under the key."""
-        header = ViewBrokerStatsDataRequestHeader(stats_name=stats_name, stats_key=stats_key)
-        response = await self._ok(
-            addr, RequestCode.VIEW_BROKER_STATS_DATA, header.to_ext_fields(), b"", timeout_s
-        )
-        return BrokerStatsData.from_json(response.body)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -54,12 +54,14 @@ from orbitmq.protocol import (
     BrokerStatsData,
     ClusterInfo,
     ConsumeStats,
+    ConsumeStatsList,
     OffsetWrapper,
+    QueryConsumeQueueResponseBody,
     ResponseCode,
     TopicRouteData,
-    group_get_nums_key,
+    stats_key,
 )
-from orbitmq.protocol.header import CreateTopicRequestHeader
+from orbitmq.protocol.header import CreateTopicRequestHeader, QueryConsumeQueueRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import RemotingError
 
@@ -235,6 +237,67 @@ class AdminClient(GroupAdmin, AsyncLifetime):
         self._check_started()
         return await self._any_namesrv(lambda a: self.api.get_topic_list(a, self._timeout_s))
 
+    # -- one broker (mqadmin -b): config, runtime, stats, consume queues ------------------
+
+    async def broker_config(self, broker_addr: str) -> dict[str, str]:
+        """Every setting of the broker by RocketMQ's key (mqadmin getBrokerConfig)."""
+        self._check_started()
+        return await self.api.get_broker_config(broker_addr, self._timeout_s)
+
+    async def update_broker_config(
+        self, broker_addr: str, properties: Mapping[str, str]
+    ) -> str | None:
+        """Change settings at run time; the broker saves them in its config file (mqadmin
+        updateBrokerConfig). Returns the broker's note naming keys that wait for a restart."""
+        self._check_started()
+        return await self.api.update_broker_config(broker_addr, properties, self._timeout_s)
+
+    async def broker_runtime_info(self, broker_addr: str) -> dict[str, str]:
+        """RocketMQ's runtime keys and values (mqadmin brokerStatus)."""
+        self._check_started()
+        return await self.api.get_broker_runtime_info(broker_addr, self._timeout_s)
+
+    async def view_stats(
+        self, broker_addr: str, stats_name: str, stats_key: str
+    ) -> BrokerStatsData:
+        """One counter (TOPIC_PUT_NUMS by topic, GROUP_GET_NUMS by ``topic@group``, ...) over
+        the last minute, hour and day (what mqadmin statsAll reads)."""
+        self._check_started()
+        return await self.api.view_broker_stats_data(
+            broker_addr, stats_name, stats_key, self._timeout_s
+        )
+
+    async def broker_consume_stats(
+        self, broker_addr: str, *, is_order: bool = False
+    ) -> ConsumeStatsList:
+        """Every group's progress on the broker and the summed lag (mqadmin
+        brokerConsumeStats); ``is_order`` keeps order topics only."""
+        self._check_started()
+        return await self.api.fetch_consume_stats_in_broker(broker_addr, is_order, self._timeout_s)
+
+    async def clean_expired_cq(self, broker_addr: str) -> bool:
+        """Drop the consume queues whose messages retention deleted (mqadmin
+        cleanExpiredCQ)."""
+        self._check_started()
+        return await self.api.clean_expired_consume_queue(broker_addr, self._timeout_s)
+
+    async def query_cq(
+        self,
+        broker_addr: str,
+        topic: str,
+        queue_id: int,
+        index: int,
+        count: int = 10,
+        group: str | None = None,
+    ) -> QueryConsumeQueueResponseBody:
+        """``count`` raw units of a consume queue from ``index``; with ``group``, its
+        subscription and whether each unit passes it (mqadmin queryCq)."""
+        self._check_started()
+        header = QueryConsumeQueueRequestHeader(
+            topic=topic, queue_id=queue_id, index=index, count=count, consumer_group=group
+        )
+        return await self.api.query_consume_queue(broker_addr, header, self._timeout_s)
+
     # -- topics ---------------------------------------------------------------------------
 
     async def create_topic(
@@ -382,24 +445,13 @@ class AdminClient(GroupAdmin, AsyncLifetime):
         for broker in sorted(route.broker_datas, key=lambda b: b.broker_name):
             for broker_id, addr in sorted(broker.broker_addrs.items()):
                 try:
-                    data = await self.view_broker_stats_data(
-                        addr, GROUP_GET_NUMS, group_get_nums_key(topic, group)
-                    )
+                    data = await self.view_stats(addr, GROUP_GET_NUMS, stats_key(topic, group))
                 except MQBrokerError as exc:
                     if exc.code != ResponseCode.SYSTEM_ERROR:
                         raise
                     continue
                 served[(broker.broker_name, broker_id)] = data
         return served
-
-    async def view_broker_stats_data(
-        self, broker_addr: str, stats_name: str, stats_key: str
-    ) -> BrokerStatsData:
-        """RocketMQ's viewBrokerStatsData: one statistic of one broker, master or slave."""
-        self._check_started()
-        return await self.api.view_broker_stats_data(
-            broker_addr, stats_name, stats_key, self._timeout_s
-        )
 
     async def _consume_stats(
         self, addr: str, broker_name: str, group: str, topics: list[str | None]

@@ -110,7 +110,6 @@ ADMIN_STATS_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.GET_CONSUME_STATS,
         RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
         RequestCode.DELETE_SUBSCRIPTIONGROUP,
-        RequestCode.VIEW_BROKER_STATS_DATA,
     }
 )
 #: Groups and the clients connected to the broker: group settings, who is connected, who
@@ -124,5 +123,18 @@ ADMIN_GROUP_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
         RequestCode.GET_CONSUMER_RUNNING_INFO,
         RequestCode.CONSUME_MESSAGE_DIRECTLY,
+    }
+)
+#: Broker config, runtime info, statistics and consume-queue inspection (the rest of
+#: RocketMQ's AdminBrokerProcessor that mqadmin's broker commands send).
+ADMIN_RUNTIME_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_BROKER_CONFIG,
+        RequestCode.GET_BROKER_CONFIG,
+        RequestCode.GET_BROKER_RUNTIME_INFO,
+        RequestCode.VIEW_BROKER_STATS_DATA,
+        RequestCode.GET_BROKER_CONSUME_STATS,
+        RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE,
+        RequestCode.QUERY_CONSUME_QUEUE,
     }
 )

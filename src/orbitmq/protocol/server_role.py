@@ -21,6 +21,7 @@ from typing import Final
 from orbitmq.protocol.processor_codes import (
     ADMIN_BROKER_CODES,
     ADMIN_GROUP_CODES,
+    ADMIN_RUNTIME_CODES,
     ADMIN_STATS_CODES,
     BROKER_REGISTRATION_CODES,
     CLIENT_MANAGE_CODES,
@@ -58,6 +59,7 @@ BROKER_REQUEST_CODES: Final = (
     | ADMIN_BROKER_CODES
     | ADMIN_STATS_CODES
     | ADMIN_GROUP_CODES
+    | ADMIN_RUNTIME_CODES
 )
 
 

@@ -94,20 +94,18 @@ class InProcessCluster(AsyncLifetime):
             if b.broker_config.broker_name == name and b.broker_config.broker_id
         ]
 
-    def messages_pulled(
-        self, group: str, topic: str, queue_id: int | None = None
-    ) -> dict[tuple[str, int], int]:
-        """Which running brokers served ``group``'s pulls of ``topic`` (of one queue, or of
-        all): (broker name, broker id) -> messages their pulls handed out since each started,
-        brokers that served none left out. Id 0 is a master, so ``{("broker-a", 1): 5}`` says
-        the slave served them (each broker's ``GroupGetStats``). Safe from any thread."""
+    def messages_pulled(self, group: str, topic: str) -> dict[tuple[str, int], int]:
+        """Which running brokers served ``group``'s pulls of ``topic``: (broker name, broker
+        id) -> messages their pulls handed out since each started (its GROUP_GET_NUMS
+        total), brokers that served none left out. Id 0 is a master, so
+        ``{("broker-a", 1): 5}`` says the slave served them. Reads plain integers the
+        brokers' loop writes: safe from any thread."""
         served = {}
         for broker in list(self.brokers):
-            stats = broker.group_get_stats
-            count = stats.group_get_nums(group, topic, queue_id)
-            if count:
+            traffic = broker.broker_stats_manager.group_get.get((topic, group))
+            if traffic is not None and traffic.nums:
                 config = broker.broker_config
-                served[(config.broker_name, config.broker_id)] = count
+                served[(config.broker_name, config.broker_id)] = traffic.nums
         return served
 
     async def start_broker(

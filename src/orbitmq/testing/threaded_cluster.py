@@ -42,11 +42,9 @@ class ThreadedCluster(Lifetime):
         """Run ``coro`` on the cluster's loop and wait for its result."""
         return self._runner.call(coro, timeout_s)
 
-    def messages_pulled(
-        self, group: str, topic: str, queue_id: int | None = None
-    ) -> dict[tuple[str, int], int]:
+    def messages_pulled(self, group: str, topic: str) -> dict[tuple[str, int], int]:
         """``InProcessCluster.messages_pulled``: which brokers served ``group``'s pulls."""
-        return self.cluster.messages_pulled(group, topic, queue_id)
+        return self.cluster.messages_pulled(group, topic)
 
     def start(self) -> None:
         self.call(self.cluster.start())

@@ -5,6 +5,13 @@ accepts fastjson's non-standard output (unquoted integer and object map keys); w
 always standard JSON.
 """
 
+from orbitmq.protocol.body.broker_stats import (
+    GROUP_GET_NUMS,
+    BrokerStatsData,
+    BrokerStatsItem,
+    ConsumeStatsList,
+    stats_key,
+)
 from orbitmq.protocol.body.cluster import (
     NAMESPACE_ORDER_TOPIC_CONFIG,
     ClusterInfo,
@@ -17,6 +24,7 @@ from orbitmq.protocol.body.connection import (
     GroupList,
     ProducerConnection,
 )
+from orbitmq.protocol.body.consume_queue import ConsumeQueueData, QueryConsumeQueueResponseBody
 from orbitmq.protocol.body.consumer_running import (
     CMResult,
     ConsumeMessageDirectlyResult,
@@ -50,16 +58,7 @@ from orbitmq.protocol.body.offset import (
     ResetOffsetBody,
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
-from orbitmq.protocol.body.stats import (
-    GROUP_GET_NUMS,
-    BrokerStatsData,
-    BrokerStatsItem,
-    ConsumeStats,
-    OffsetWrapper,
-    TopicOffset,
-    TopicStatsTable,
-    group_get_nums_key,
-)
+from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
 from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
 from orbitmq.protocol.body.topic import (
     DataVersion,
@@ -85,7 +84,9 @@ __all__ = [
     "Connection",
     "ConsumeFromWhere",
     "ConsumeMessageDirectlyResult",
+    "ConsumeQueueData",
     "ConsumeStats",
+    "ConsumeStatsList",
     "ConsumeStatus",
     "ConsumeType",
     "ConsumerConnection",
@@ -105,6 +106,7 @@ __all__ = [
     "ProcessQueueInfo",
     "ProducerConnection",
     "ProducerData",
+    "QueryConsumeQueueResponseBody",
     "QueueData",
     "RegisterBrokerBody",
     "ResetOffsetBody",
@@ -120,7 +122,7 @@ __all__ = [
     "UnlockBatchRequestBody",
     "dumps_body",
     "fastjson_to_standard",
-    "group_get_nums_key",
     "json_name",
     "loads_body",
+    "stats_key",
 ]

@@ -138,8 +138,19 @@ class ConsumeMessageDirectlyResultRequestHeader(CommandHeader):
 
 
 class ViewBrokerStatsDataRequestHeader(CommandHeader):
-    """VIEW_BROKER_STATS_DATA (315): one statistic of the broker, by name (GROUP_GET_NUMS)
-    and key (``topic@group``)."""
+    """VIEW_BROKER_STATS_DATA (315): one counter of the broker's stats, by its name
+    (TOPIC_PUT_NUMS, GROUP_GET_NUMS, ...) and key (a topic, ``topic@group``, the cluster)."""
 
     stats_name: str = ext_field("statsName")
     stats_key: str = ext_field("statsKey")
+
+
+class QueryConsumeQueueRequestHeader(CommandHeader):
+    """QUERY_CONSUME_QUEUE (321): ``count`` consume-queue units of a queue from ``index``;
+    with ``consumer_group``, also how that group's subscription filters them."""
+
+    topic: str = ext_field("topic")
+    queue_id: Int32 = ext_field("queueId")
+    index: int = ext_field("index")
+    count: Int32 = ext_field("count")
+    consumer_group: str | None = ext_field("consumerGroup", default=None)

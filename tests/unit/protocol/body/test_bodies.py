@@ -41,7 +41,7 @@ from orbitmq.protocol.body import (
     TopicRouteData,
     TopicStatsTable,
     UnlockBatchRequestBody,
-    group_get_nums_key,
+    stats_key,
 )
 
 MQ0 = MessageQueue("TopicTest", "broker-a", 0)
@@ -314,4 +314,4 @@ def test_broker_stats_data_uses_rocketmq_member_names() -> None:
     assert data.stats_minute == BrokerStatsItem(sum=5, tps=0.5, avgpt=2.5)
     assert data.stats_hour.sum == data.stats_day.sum == 10
     assert orjson.loads(data.to_json()) == orjson.loads(text)
-    assert group_get_nums_key("TopicTest", "cg") == "TopicTest@cg"
+    assert stats_key("TopicTest", "cg") == "TopicTest@cg"
