@@ -1,0 +1,135 @@
+"""A TCP relay for partition tests: clients connect to the relay, which forwards each
+connection to one upstream address, until ``cut``.
+
+``cut`` models a network partition, not a close: the relay stops moving bytes in both
+directions but keeps every socket open, so each end sees silence and only its own timeouts
+end the connection (what the bytes were is kept in the kernel's buffers, as TCP would
+retransmit them). A connection attempt while cut is closed at once (the peer sees it end and
+tries again later). ``restore`` moves bytes again; a pair whose end closed meanwhile is closed
+on the other side as soon as the relay sees it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import threading
+
+_BUFFER = 64 * 1024
+#: How often a pump looks at the cut flag and the stop flag while idle.
+_POLL_S = 0.05
+
+
+class TcpRelay:
+    """Owns a listening socket on 127.0.0.1 (any free port), an accept thread and two pump
+    threads per relayed connection. ``cut``, ``restore`` and ``close`` are safe from any
+    thread."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self._upstream = upstream
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server.settimeout(_POLL_S)
+        self._flowing = threading.Event()
+        self._flowing.set()
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
+        #: Connections relayed so far (accepted while not cut).
+        self.connections = 0
+        self._accept_thread = threading.Thread(target=self._accept_loop, name="relay-accept")
+        self._accept_thread.start()
+
+    @property
+    def address(self) -> str:
+        host, port = self._server.getsockname()[:2]
+        return f"{host}:{port}"
+
+    @property
+    def is_cut(self) -> bool:
+        return not self._flowing.is_set()
+
+    def cut(self) -> None:
+        self._flowing.clear()
+
+    def restore(self) -> None:
+        self._flowing.set()
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._flowing.set()
+        self._accept_thread.join(5)
+        self._server.close()
+        with self._lock:
+            sockets, threads = list(self._sockets), list(self._threads)
+        for sock in sockets:
+            _close(sock)
+        for thread in threads:
+            thread.join(5)
+
+    def __enter__(self) -> TcpRelay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _accept_loop(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                downstream, _ = self._server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if self.is_cut:
+                _close(downstream)  # the partition: nothing gets through
+                continue
+            try:
+                upstream = socket.create_connection(self._upstream, timeout=3)
+            except OSError:
+                _close(downstream)
+                continue
+            self.connections += 1
+            self._relay(downstream, upstream)
+
+    def _relay(self, downstream: socket.socket, upstream: socket.socket) -> None:
+        pumps = [
+            threading.Thread(target=self._pump, args=(downstream, upstream), name="relay-up"),
+            threading.Thread(target=self._pump, args=(upstream, downstream), name="relay-down"),
+        ]
+        with self._lock:
+            self._sockets += [downstream, upstream]
+            self._threads += pumps
+        for pump in pumps:
+            pump.start()
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        """Move bytes from ``source`` to ``target`` while flowing; close both when either
+        ends."""
+        try:
+            while not self._stopped.is_set():
+                if not self._flowing.wait(_POLL_S):
+                    continue  # cut: leave the bytes in the kernel's buffers
+                readable, _, _ = select.select([source], [], [], _POLL_S)
+                if not readable:
+                    continue
+                data = source.recv(_BUFFER)
+                if not data:
+                    break
+                # Cut while this chunk was read: a partition delays bytes, never drops them.
+                while not self._flowing.wait(_POLL_S):
+                    if self._stopped.is_set():
+                        return
+                target.sendall(data)
+        except (OSError, ValueError):  # ValueError: closed under select by ``close``
+            pass
+        finally:
+            _close(source)
+            _close(target)
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
