@@ -207,6 +207,8 @@ def _check_ha(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         )
     if store.ha_slave_fallbehind_max <= 0:
         raise ConfigError(f"haSlaveFallbehindMax: {store.ha_slave_fallbehind_max} must be > 0")
+    if store.slave_timeout <= 0:
+        raise ConfigError(f"slaveTimeout: {store.slave_timeout} must be > 0 (ms)")
     host, _, port = store.ha_master_address.rpartition(":")
     if store.ha_master_address and not (host and port.isdigit() and 0 < int(port) < 65536):
         raise ConfigError(f"haMasterAddress: {store.ha_master_address!r} is not host:port")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.store import BrokerRole, HAClient, HAService, MessageStore
+from orbitmq.store import BrokerRole, GroupCommitRequest, HAClient, HAService, MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +48,13 @@ class Replication:
                 exc,
             )
             self.ha_service = None
+            if self._store.config.broker_role is BrokerRole.SYNC_MASTER:
+                self._store.group_transfer = _NoSlave()
             return
         self._ha_port = self.ha_service.port
         self._store.on_append = self.ha_service.wakeup
+        if self._store.config.broker_role is BrokerRole.SYNC_MASTER:
+            self._store.group_transfer = self.ha_service
 
     @property
     def ha_server_addr(self) -> str:
@@ -66,7 +70,19 @@ class Replication:
 
     def shutdown(self) -> None:
         self._store.on_append = None
+        self._store.group_transfer = None
         if self.ha_service is not None:
             self.ha_service.shutdown()
         if self.ha_client is not None:
             self.ha_client.shutdown()
+
+
+class _NoSlave:
+    """A SYNC_MASTER whose HA port could not be bound: no slave can hold anything, so its
+    sends are answered SLAVE_NOT_AVAILABLE (stored, not replicated)."""
+
+    def is_slave_ok(self, master_put_where: int) -> bool:
+        return False
+
+    def put_request(self, request: GroupCommitRequest) -> None:
+        raise AssertionError("no request waits for a slave that cannot connect")

@@ -31,7 +31,7 @@ from typing import Any, Final
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.common import MessageExtBrokerInner
 from orbitmq.remoting import PCBUSY_CLEAN_QUEUE_REMARK, TIMEOUT_CLEAN_QUEUE_REMARK
-from orbitmq.store import GroupCommitRequest, MessageStore, PutMessageResult, PutMessageStatus
+from orbitmq.store import MessageStore, PutMessageResult, PutWait, PutWaiters
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ CLEAN_INTERVAL_S: Final = 0.01
 #: A slow disk is logged at most this often (it shows in every send's answer anyway).
 WARN_INTERVAL_S: Final = 10.0
 
-_Appended = tuple[PutMessageResult, GroupCommitRequest | None]
+_Appended = tuple[PutMessageResult, PutWait | None]
 
 
 @dataclass(slots=True, eq=False)
@@ -53,7 +53,7 @@ class _QueuedSend:
     never both."""
 
     msg: MessageExtBrokerInner
-    waiter: asyncio.Future[PutMessageStatus] | None
+    waiters: PutWaiters | None
     queued_at: float
     answer: asyncio.Future[_Appended | str]
     started: bool = False
@@ -99,7 +99,7 @@ class SendQueue:
                 "off the event loop (see docs/operations.md, Back-pressure)",
                 store.commit_log.last_lock_held_ms,
             )
-        send = _QueuedSend(msg, store.flush_waiter(), loop.time(), loop.create_future())
+        send = _QueuedSend(msg, store.put_waiters(), loop.time(), loop.create_future())
         self._waiting.append(send)
         self._in_flight += 1
         try:
@@ -116,8 +116,8 @@ class SendQueue:
                 send.cleared = send.cleared or not send.started
         if isinstance(answer, str):
             return answer
-        result, request = answer
-        return await store.await_put(result, request, send.waiter)
+        result, wait = answer
+        return await store.await_put(result, wait, send.waiters)
 
     def _append(self, send: _QueuedSend, loop: asyncio.AbstractEventLoop) -> None:
         """On the queue's thread: append ``send`` unless it was answered busy meanwhile."""
@@ -126,7 +126,7 @@ class SendQueue:
                 return
             send.started = True
         try:
-            appended = self._store.append(send.msg, send.waiter)
+            appended = self._store.append(send.msg, send.waiters)
         except Exception as exc:  # the loop's task raises it: SYSTEM_ERROR for this send
             _post(loop, _fail, send.answer, exc)
             return

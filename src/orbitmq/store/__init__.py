@@ -5,7 +5,6 @@ from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch, ParsedRecords, parse_records
 from orbitmq.store.errors import StoreError
-from orbitmq.store.flush_service import GroupCommitRequest
 from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus, QueryMessageResult
 from orbitmq.store.ha import HAClient, HAService
 from orbitmq.store.ha.ha_codec import MAX_FRAME_BODY_SIZE
@@ -27,6 +26,7 @@ from orbitmq.store.put_message_result import (
     PutMessageResult,
     PutMessageStatus,
 )
+from orbitmq.store.put_wait import GroupCommitRequest, PutWait, PutWaiters
 from orbitmq.store.recovery import RecoveryReport
 from orbitmq.store.reput_message_service import MessageArrivingListener
 from orbitmq.store.store_checkpoint import StoreCheckpoint
@@ -59,6 +59,8 @@ __all__ = [
     "ParsedRecords",
     "PutMessageResult",
     "PutMessageStatus",
+    "PutWait",
+    "PutWaiters",
     "QueryMessageResult",
     "RecoveryReport",
     "StoreCheckpoint",

@@ -9,19 +9,17 @@ threads, never on the caller's event loop.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 
 from orbitmq.common.clock import Clock
 from orbitmq.common.service import Service
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.put_message_result import PutMessageStatus
+from orbitmq.store.put_wait import GroupCommitRequest, answer_requests
 from orbitmq.store.store_checkpoint import StoreCheckpoint
 
 log = logging.getLogger(__name__)
@@ -100,36 +98,6 @@ class FlushRealTimeService(Service):
             self._checkpoint.physic_msg_timestamp = timestamp
 
 
-class GroupCommitRequest:
-    """A wait for the commit log to be on disk up to ``next_offset``.
-
-    Answered with PUT_OK, or FLUSH_DISK_TIMEOUT when the sync failed. A thread waits on
-    ``future`` (``wait``); an event loop passes its own ``waiter`` future, which the
-    service completes in one call per loop and round rather than one wakeup per request.
-    """
-
-    __slots__ = ("future", "next_offset", "waiter")
-
-    def __init__(self, next_offset: int, waiter: asyncio.Future[PutMessageStatus] | None = None):
-        self.next_offset = next_offset
-        self.waiter = waiter
-        self.future: Future[PutMessageStatus] | None = Future() if waiter is None else None
-
-    def wait(self, timeout_s: float) -> PutMessageStatus:
-        assert self.future is not None, "an event loop's request is awaited through its waiter"
-        try:
-            return self.future.result(timeout_s)
-        except TimeoutError:
-            return PutMessageStatus.FLUSH_DISK_TIMEOUT
-
-
-def _settle(answers: list[tuple[asyncio.Future[PutMessageStatus], PutMessageStatus]]) -> None:
-    """Runs on the waiters' loop: complete those still waiting (not timed out)."""
-    for waiter, status in answers:
-        if not waiter.done():
-            waiter.set_result(status)
-
-
 class GroupCommitService(Service):
     """SYNC_FLUSH: answers flush requests in groups, one sync per group."""
 
@@ -173,20 +141,13 @@ class GroupCommitService(Service):
                 PutMessageStatus.PUT_OK if self._flush() else PutMessageStatus.FLUSH_DISK_TIMEOUT
             )
             flushed = self._queue.flushed_where
-        by_loop: dict[
-            asyncio.AbstractEventLoop,
-            list[tuple[asyncio.Future[PutMessageStatus], PutMessageStatus]],
-        ] = {}
+        answers: list[tuple[GroupCommitRequest, PutMessageStatus]] = []
         for request in requests:
             ok = status is PutMessageStatus.PUT_OK and request.next_offset <= flushed
-            answer = PutMessageStatus.PUT_OK if ok else PutMessageStatus.FLUSH_DISK_TIMEOUT
-            if request.waiter is not None:
-                by_loop.setdefault(request.waiter.get_loop(), []).append((request.waiter, answer))
-            elif request.future is not None and request.future.set_running_or_notify_cancel():
-                request.future.set_result(answer)
-        for loop, answers in by_loop.items():
-            with contextlib.suppress(RuntimeError):  # the loop closed while we synced
-                loop.call_soon_threadsafe(_settle, answers)
+            answers.append(
+                (request, PutMessageStatus.PUT_OK if ok else PutMessageStatus.FLUSH_DISK_TIMEOUT)
+            )
+        answer_requests(answers)
 
     def _flush(self) -> bool:
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterator
 
 from orbitmq.common.clock import SYSTEM_CLOCK, Clock
@@ -27,10 +26,10 @@ from orbitmq.store.commit_log_dispatcher import (
     CommitLogDispatcherBuildIndex,
 )
 from orbitmq.store.consume_queue import ConsumeQueue, is_message_unit
+from orbitmq.store.consume_queue_flush_set import ConsumeQueueFlushSet
 from orbitmq.store.flush_service import (
     FlushConsumeQueueService,
     FlushRealTimeService,
-    GroupCommitRequest,
     GroupCommitService,
 )
 from orbitmq.store.get_message_result import GetMessageResult, QueryMessageResult
@@ -43,6 +42,13 @@ from orbitmq.store.message_query import query_message
 from orbitmq.store.message_reader import read_messages
 from orbitmq.store.message_store_config import BrokerRole, FlushDiskType, MessageStoreConfig
 from orbitmq.store.put_message_result import PutMessageResult, PutMessageStatus
+from orbitmq.store.put_wait import (
+    GroupCommitRequest,
+    GroupTransfer,
+    PutWait,
+    PutWaiters,
+    await_put_wait,
+)
 from orbitmq.store.recovery import RecoveryReport, recover_logic, scan_commit_log
 from orbitmq.store.reput_message_service import (
     CommitLogDispatcher,
@@ -91,18 +97,14 @@ class MessageStore:
         self.consume_queue_file_cache = MappedFileCache(
             open_files_bound(config.max_open_consume_queue_files)
         )
-        #: Queues written since the last flush round (dispatch adds, the flush takes).
-        self._dirty_consume_queues: set[ConsumeQueue] = set()
-        self._dirty_lock = threading.Lock()
-        #: Queues a round left with units to sync (fewer dirty pages than a regular round
-        #: syncs): a thorough round visits them, or a regular one once they are written again.
-        #: The flush thread's own.
-        self._unflushed_consume_queues: set[ConsumeQueue] = set()
+        self._flush_set = ConsumeQueueFlushSet()
         #: The commit log's min offset at the last consume-queue clean-up.
         self._cleaned_at_min_phy_offset = -1
         self.index_service = IndexService(config, fs)
         dispatchers: list[CommitLogDispatcher] = [
-            CommitLogDispatcherBuildConsumeQueue(self.get_or_create_consume_queue, self.mark_dirty)
+            CommitLogDispatcherBuildConsumeQueue(
+                self.get_or_create_consume_queue, self._flush_set.mark
+            )
         ]
         if config.message_index_enable:
             dispatchers.append(CommitLogDispatcherBuildIndex(self.index_service))
@@ -150,6 +152,8 @@ class MessageStore:
         self.recovery_report: RecoveryReport | None = None
         #: Called after every append (the HA service's wakeup); must only set a flag.
         self.on_append: Callable[[], None] | None = None
+        #: A SYNC_MASTER's replication (the HA service): sends wait for a slave's report.
+        self.group_transfer: GroupTransfer | None = None
         self._started = False
         self._shutdown = False
 
@@ -185,7 +189,7 @@ class MessageStore:
         self.reput_message_service.do_reput()
         self.recover_topic_queue_table()
         # What recovery cut or rebuilt reaches the disk with the first flush round.
-        self._unflushed_consume_queues.update(self.all_consume_queues())
+        self._flush_set.keep_unflushed(self.all_consume_queues())
         self.recovery_report = report
         return report
 
@@ -293,12 +297,12 @@ class MessageStore:
         return None
 
     def append(
-        self,
-        msg: MessageExtBrokerInner,
-        waiter: asyncio.Future[PutMessageStatus] | None = None,
-    ) -> tuple[PutMessageResult, GroupCommitRequest | None]:
+        self, msg: MessageExtBrokerInner, waiters: PutWaiters | None = None
+    ) -> tuple[PutMessageResult, PutWait | None]:
         """The checks and the append under the put lock, from any thread (a thread keeps a
-        slow disk's append off the loop); an event loop then awaits ``await_put``."""
+        slow disk's append off the loop); an event loop then awaits ``await_put`` with the
+        ``waiters`` it made (``put_waiters``). The wait is None when the answer need not
+        wait for a sync or a slave."""
         failure = self._check_store_status()
         if failure is not None:
             return failure, None
@@ -311,59 +315,76 @@ class MessageStore:
         append = result.append_result
         if self.on_append is not None:
             self.on_append()
-        if self.group_commit_service is not None and msg.wait_store_msg_ok:
-            request = GroupCommitRequest(append.wrote_offset + append.wrote_bytes, waiter)
-            self.group_commit_service.put_request(request)
-            return result, request
         if self.flush_real_time_service is not None:
             self.flush_real_time_service.wakeup()
-        return result, None
+        if not msg.wait_store_msg_ok or (
+            self.group_commit_service is None and self.group_transfer is None
+        ):
+            return result, None
+        end = append.wrote_offset + append.wrote_bytes
+        wait = PutWait()
+        if self.group_commit_service is not None:
+            wait.flush = GroupCommitRequest(end, waiters.flush if waiters else None)
+            self.group_commit_service.put_request(wait.flush)
+        transfer = self.group_transfer
+        if transfer is not None:
+            if transfer.is_slave_ok(end):
+                wait.replica = GroupCommitRequest(end, waiters.replica if waiters else None)
+                transfer.put_request(wait.replica)
+            else:
+                wait.replica_status = PutMessageStatus.SLAVE_NOT_AVAILABLE
+        return result, wait
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
-        """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH.
+        """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH
+        and held by a slave under SYNC_MASTER.
 
         For threads; an event loop uses ``async_put_message``.
         """
-        result, request = self.append(msg)
+        result, wait = self.append(msg)
         if result.is_ok:
             self.reput_message_service.wakeup()
-        if request is not None:
-            result.status = request.wait(self.config.sync_flush_timeout / 1000)
+        if wait is not None:
+            config = self.config
+            result.status = wait.wait(config.sync_flush_timeout / 1000, config.slave_timeout / 1000)
         return result
 
     async def async_put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
-        """Store one message (or a MessageExtBatch); under SYNC_FLUSH the answer comes once
-        the sync that covers it has finished, without blocking the loop."""
-        waiter = self.flush_waiter()
-        result, request = self.append(msg, waiter)
-        return await self.await_put(result, request, waiter)
+        """Store one message (or a MessageExtBatch); under SYNC_FLUSH (SYNC_MASTER) the answer
+        comes once the sync (the slave's report) that covers it has come, without blocking the
+        loop."""
+        waiters = self.put_waiters()
+        result, wait = self.append(msg, waiters)
+        return await self.await_put(result, wait, waiters)
 
-    def flush_waiter(self) -> asyncio.Future[PutMessageStatus] | None:
-        """On the loop: the future a put's sync answers under SYNC_FLUSH (else None)."""
-        return asyncio.get_running_loop().create_future() if self.group_commit_service else None
+    def put_waiters(self) -> PutWaiters | None:
+        """On the loop: the futures a put's sync and slave answer (None when neither waits)."""
+        flush = self.group_commit_service is not None
+        if not flush and self.group_transfer is None:
+            return None
+        loop = asyncio.get_running_loop()
+        return PutWaiters(
+            loop.create_future() if flush else None,
+            loop.create_future() if self.group_transfer is not None else None,
+        )
 
     async def await_put(
-        self,
-        result: PutMessageResult,
-        request: GroupCommitRequest | None,
-        waiter: asyncio.Future[PutMessageStatus] | None,
+        self, result: PutMessageResult, wait: PutWait | None, waiters: PutWaiters | None
     ) -> PutMessageResult:
-        """The second half of ``async_put_message``, on the loop: dispatch, and under
-        SYNC_FLUSH the wait for the sync."""
+        """The second half of ``async_put_message``, on the loop: dispatch, and the waits."""
         if not result.is_ok:
             return result
         reput = self.reput_message_service
-        if request is None or waiter is None:
+        if wait is None or waiters is None:
             reput.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
             return result
         if reput.behind_bytes >= _INLINE_DISPATCH_BELOW_BYTES:
             reput.wakeup()  # a big append: its thread dispatches it while the sync runs
+        config = self.config
         try:
-            # A timeout cancels only this waiter; the service skips cancelled ones.
-            async with asyncio.timeout(self.config.sync_flush_timeout / 1000):
-                result.status = await waiter
-        except TimeoutError:
-            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            result.status = await await_put_wait(
+                wait, waiters, config.sync_flush_timeout / 1000, config.slave_timeout / 1000
+            )
         finally:
             # Dispatched once the sync is done, not while it runs: the group commit thread
             # needs the GIL to start and to answer, and dispatching here first made it wait
@@ -413,29 +434,9 @@ class MessageStore:
         for queues in list(self.consume_queue_table.values()):
             yield from list(queues.values())
 
-    def mark_dirty(self, queue: ConsumeQueue) -> None:
-        """``queue`` got units: the next flush round visits it (from the dispatch thread)."""
-        with self._dirty_lock:
-            self._dirty_consume_queues.add(queue)
-
     def _flush_logic(self, least_pages: int) -> int:
         timestamp = self.reput_message_service.last_dispatched_timestamp
-        # Not every queue of the broker: a regular round (``least_pages`` > 0) visits the
-        # queues written since the last round (only they can have gained dirty pages), a
-        # thorough one also those left with a few units to sync.
-        with self._dirty_lock:
-            candidates, self._dirty_consume_queues = self._dirty_consume_queues, set()
-        if least_pages <= 0:
-            candidates |= self._unflushed_consume_queues
-            self._unflushed_consume_queues = set()
-        left = set(candidates)
-        try:
-            for queue in candidates:
-                queue.flush(least_pages)
-                if not queue.has_unflushed_units:
-                    left.discard(queue)
-        finally:
-            self._unflushed_consume_queues |= left
+        self._flush_set.flush(least_pages)
         if self.config.message_index_enable:
             index_timestamp = self.index_service.flush()
             if index_timestamp > 0:

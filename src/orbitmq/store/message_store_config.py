@@ -122,6 +122,9 @@ class MessageStoreConfig:
     ha_slave_fallbehind_max: int = 256 * 1024 * 1024
     #: RocketMQ 5's name for ``ha_slave_fallbehind_max``; when set it replaces it.
     ha_max_gap_not_in_sync: int | None = None
+    #: A SYNC_MASTER answers a send FLUSH_SLAVE_TIMEOUT when no slave reported an offset past
+    #: it within this many ms (the message stays stored and replicates later).
+    slave_timeout: int = 3000
 
     @property
     def commit_log_dir(self) -> str:

@@ -73,8 +73,8 @@ class InProcessCluster(AsyncLifetime):
 
     async def start_slave(self, name: str, broker_id: int = 1) -> BrokerController:
         """Start a slave of broker group ``name`` (or start again one that was stopped). It
-        registers with ``broker_id`` and copies its master's metadata; its commit log is its
-        own (this cluster ships no log between stores)."""
+        registers with ``broker_id``, copies its master's commit log over the HA connection
+        and its metadata as a RocketMQ slave does."""
         if broker_id < 1:
             raise ValueError(f"broker_id: {broker_id} is not a slave's id (>= 1)")
         return await self.start_broker(

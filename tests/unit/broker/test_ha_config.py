@@ -28,6 +28,7 @@ def test_defaults_are_rocketmqs(tmp_path: Path) -> None:
     assert store.ha_slave_fallbehind_max == 256 * 1024 * 1024
     assert store.ha_master_address == ""
     assert store.access_message_in_memory_max_ratio == 40
+    assert store.slave_timeout == 3000
     assert loaded.broker.slave_read_enable is False
     assert loaded.broker.ha_host == loaded.broker.broker_ip1 == ""
 
@@ -38,7 +39,7 @@ def test_every_key_is_bound(tmp_path: Path) -> None:
         "brokerRole=SLAVE\nbrokerId=1\nhaListenPort=30912\nbrokerIP1=10.0.0.1\n"
         "brokerIP2=10.0.1.1\nhaMasterAddress=10.0.1.2:10912\nhaSendHeartbeatInterval=1000\n"
         "haHousekeepingInterval=4000\nhaTransferBatchSize=65536\nhaSlaveFallbehindMax=1024\n"
-        "slaveReadEnable=true\naccessMessageInMemoryMaxRatio=30\n",
+        "slaveReadEnable=true\naccessMessageInMemoryMaxRatio=30\nslaveTimeout=700\n",
     )
     broker, store = loaded.broker, loaded.store
     assert loaded.unknown_keys == []
@@ -46,6 +47,7 @@ def test_every_key_is_bound(tmp_path: Path) -> None:
     assert store.ha_listen_port == 30912
     assert broker.ha_host == "10.0.1.1"
     assert store.ha_master_address == "10.0.1.2:10912"
+    assert store.slave_timeout == 700
     assert (store.ha_send_heartbeat_interval, store.ha_housekeeping_interval) == (1000, 4000)
     assert store.ha_transfer_batch_size == 65536
     assert store.ha_slave_fallbehind_max == 1024
@@ -68,6 +70,7 @@ def test_rocketmq_5s_name_for_the_fallbehind_max(tmp_path: Path) -> None:
         ("haTransferBatchSize=0\n", "haTransferBatchSize: 0 is outside 1..4194292"),
         ("haTransferBatchSize=8388608\n", "haTransferBatchSize: 8388608 is outside"),
         ("haSlaveFallbehindMax=-1\n", "haSlaveFallbehindMax: -1 must be > 0"),
+        ("slaveTimeout=0\n", "slaveTimeout: 0 must be > 0 (ms)"),
         ("haMasterAddress=nohost\n", "haMasterAddress: 'nohost' is not host:port"),
         ("haMasterAddress=h:99999\n", "haMasterAddress: 'h:99999' is not host:port"),
         ("accessMessageInMemoryMaxRatio=101\n", "accessMessageInMemoryMaxRatio: 101 is outside"),

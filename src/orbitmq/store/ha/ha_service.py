@@ -8,34 +8,34 @@ import logging
 import socket
 import threading
 
+from orbitmq.store.ha.group_transfer_service import GroupTransferService
 from orbitmq.store.ha.ha_connection import HAConnection
 from orbitmq.store.message_store import MessageStore
+from orbitmq.store.put_wait import GroupCommitRequest
 
 log = logging.getLogger(__name__)
 
 
 class HAService:
-    """Owns the HA listening socket, its accept thread and the slaves' connections, and
-    ``push2_slave_max_offset``: the highest offset any slave acknowledged.
+    """Owns the HA listening socket, its accept thread, the slaves' connections and the
+    sends waiting for a slave (``group_transfer``, whose ``push2_slave_max_offset`` is the
+    highest offset any slave acknowledged).
 
     ``wakeup`` is called by the store after every put (``MessageStore.on_append``): it only
-    sets each connection's flag. A SYNC_MASTER's wait for the slave (RocketMQ's
-    GroupTransferService) is to wait on ``ack_condition`` until ``push2_slave_max_offset``
-    passes its message: one report answers every send it covers. All methods are safe from
-    any thread."""
+    sets each connection's flag. A SYNC_MASTER's store puts its sends' requests here
+    (``is_slave_ok``, ``put_request``: the store's ``GroupTransfer``); each slave report
+    answers every request it covers. All methods are safe from any thread."""
 
     def __init__(self, store: MessageStore, bind_address: str = "0.0.0.0") -> None:
         self._store = store
         self._bind_address = bind_address
-        self.push2_slave_max_offset = 0
+        self.group_transfer = GroupTransferService()
         #: The commit log's end when this service started (after recovery): a slave
         #: claiming more than this and more than ``shipped_offset`` holds a tail this
         #: master lost, which may differ from what this master wrote there since.
         self.recovered_max_offset = 0
         #: The furthest any connection streamed to since start.
         self.shipped_offset = 0
-        #: Notified on every acknowledgement that moves ``push2_slave_max_offset``.
-        self.ack_condition = threading.Condition()
         self._connections: tuple[HAConnection, ...] = ()
         self._lock = threading.Lock()
         self._server: socket.socket | None = None
@@ -103,12 +103,18 @@ class HAService:
         for connection in self._connections:
             connection.wakeup()
 
+    @property
+    def push2_slave_max_offset(self) -> int:
+        """The highest offset any slave acknowledged."""
+        return self.group_transfer.push2_slave_max_offset
+
     def notify_transfer_some(self, offset: int) -> None:
         """A slave holds everything below ``offset``."""
-        with self.ack_condition:
-            if offset > self.push2_slave_max_offset:
-                self.push2_slave_max_offset = offset
-                self.ack_condition.notify_all()
+        self.group_transfer.notify_transfer_some(offset)
+
+    def put_request(self, request: GroupCommitRequest) -> None:
+        """A SYNC_MASTER's send waits for a slave to hold its message."""
+        self.group_transfer.put_request(request)
 
     def is_slave_ok(self, master_put_where: int) -> bool:
         """A slave is connected and less than haSlaveFallbehindMax behind (RocketMQ's
