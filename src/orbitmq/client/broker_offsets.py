@@ -29,14 +29,15 @@ def offset_store_for(config: ConsumerConfig, instance: MQClientInstance, group: 
 
 class BrokerOffsets:
     """QUERY_CONSUMER_OFFSET and UPDATE_CONSUMER_OFFSET at the master of the queue's broker
-    (the ``BrokerOffsetBackend`` of ``RemoteBrokerOffsetStore``). Holds only the instance."""
+    (the query at a slave while the master is gone); the ``BrokerOffsetBackend`` of
+    ``RemoteBrokerOffsetStore``. Holds only the instance."""
 
     def __init__(self, instance: MQClientInstance) -> None:
         self._instance = instance
 
     async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
         instance = self._instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        addr = await instance.find_subscribe_addr_or_fetch(mq.broker_name, mq.topic)
         try:
             return await instance.api.query_consumer_offset(
                 addr, group, mq, instance.config.mq_client_api_timeout_s

@@ -318,6 +318,18 @@ class MQClientInstance:
             raise MQClientError(f"The broker[{broker_name}] not exist")
         return addr
 
+    async def find_subscribe_addr_or_fetch(self, broker_name: str, topic: str) -> str:
+        """The broker's master, else one of its slaves, refreshing ``topic``'s route once
+        if the master is unknown: a consumer asks its group's offsets of a slave while the
+        master is gone (RocketMQ's findBrokerAddressInSubscribe, onlyThisBroker false)."""
+        addrs = self.broker_addrs.get(broker_name, {})
+        if MASTER_ID not in addrs:
+            await self.update_topic_route(topic)
+            addrs = self.broker_addrs.get(broker_name, {})
+        if not addrs:
+            raise MQClientError(f"The broker[{broker_name}] not exist")
+        return addrs[min(addrs)]
+
     # -- a queue's offsets at its broker (RocketMQ's MQAdminImpl) --------------------------
 
     async def min_offset(self, mq: MessageQueue) -> int:
@@ -338,7 +350,8 @@ class MQClientInstance:
         return await self.api.search_offset(addr, mq, timestamp_ms, timeout_s)
 
     def any_broker_addr_of(self, topic: str) -> str | None:
-        """The master of some broker serving ``topic`` (for group-wide questions)."""
+        """The master of some broker serving ``topic``, else a slave of one whose master is
+        gone (for group-wide questions; RocketMQ's findBrokerAddrByTopic)."""
         route = self.routes.get(topic)
         if route is None:
             return None
@@ -346,6 +359,9 @@ class MQClientInstance:
             addr = broker.broker_addrs.get(MASTER_ID)
             if addr is not None:
                 return addr
+        for broker in route.broker_datas:
+            if broker.broker_addrs:
+                return broker.broker_addrs[min(broker.broker_addrs)]
         return None
 
     # -- heartbeats -----------------------------------------------------------------------
