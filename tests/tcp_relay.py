@@ -1,5 +1,6 @@
-"""A TCP relay for partition tests: clients connect to the relay, which forwards each
-connection to one upstream address, until ``cut``.
+"""A TCP relay for partition and latency tests: clients connect to the relay, which forwards
+each connection to one upstream address, each chunk ``delay_s`` after it arrived, until
+``cut``.
 
 ``cut`` models a network partition, not a close: the relay stops moving bytes in both
 directions but keeps every socket open, so each end sees silence and only its own timeouts
@@ -15,6 +16,8 @@ import contextlib
 import select
 import socket
 import threading
+import time
+from collections import deque
 
 _BUFFER = 64 * 1024
 #: How often a pump looks at the cut flag and the stop flag while idle.
@@ -23,11 +26,13 @@ _POLL_S = 0.05
 
 class TcpRelay:
     """Owns a listening socket on 127.0.0.1 (any free port), an accept thread and two pump
-    threads per relayed connection. ``cut``, ``restore`` and ``close`` are safe from any
-    thread."""
+    threads per relayed connection. ``delay_s`` is a one-way latency added to every byte in
+    both directions (a link between racks, where a slave's copy trails its master's).
+    ``cut``, ``restore`` and ``close`` are safe from any thread."""
 
-    def __init__(self, upstream: tuple[str, int]) -> None:
+    def __init__(self, upstream: tuple[str, int], *, delay_s: float = 0.0) -> None:
         self._upstream = upstream
+        self._delay_s = delay_s
         self._server = socket.create_server(("127.0.0.1", 0))
         self._server.settimeout(_POLL_S)
         self._flowing = threading.Event()
@@ -105,28 +110,41 @@ class TcpRelay:
             pump.start()
 
     def _pump(self, source: socket.socket, target: socket.socket) -> None:
-        """Move bytes from ``source`` to ``target`` while flowing; close both when either
-        ends."""
+        """Move bytes from ``source`` to ``target``, each chunk ``delay_s`` after it was read,
+        while flowing; close both when either ends (after delivering what was read)."""
+        # Read but not yet due: a partition delays bytes, never drops them.
+        pending: deque[tuple[float, bytes]] = deque()
         try:
             while not self._stopped.is_set():
                 if not self._flowing.wait(_POLL_S):
                     continue  # cut: leave the bytes in the kernel's buffers
-                readable, _, _ = select.select([source], [], [], _POLL_S)
+                now = time.monotonic()
+                while pending and pending[0][0] <= now:
+                    target.sendall(pending.popleft()[1])
+                wait_s = _POLL_S if not pending else min(_POLL_S, pending[0][0] - now)
+                readable, _, _ = select.select([source], [], [], max(0.0, wait_s))
                 if not readable:
                     continue
                 data = source.recv(_BUFFER)
                 if not data:
+                    self._deliver(pending, target)
                     break
-                # Cut while this chunk was read: a partition delays bytes, never drops them.
-                while not self._flowing.wait(_POLL_S):
-                    if self._stopped.is_set():
-                        return
-                target.sendall(data)
+                pending.append((time.monotonic() + self._delay_s, data))
         except (OSError, ValueError):  # ValueError: closed under select by ``close``
             pass
         finally:
             _close(source)
             _close(target)
+
+    def _deliver(self, pending: deque[tuple[float, bytes]], target: socket.socket) -> None:
+        """The source ended: what it sent before still arrives, when due and flowing."""
+        while pending and not self._stopped.is_set():
+            due, data = pending[0]
+            if not self._flowing.is_set() or time.monotonic() < due:
+                time.sleep(_POLL_S / 5)
+                continue
+            target.sendall(data)
+            pending.popleft()
 
 
 def _close(sock: socket.socket) -> None:

@@ -2,8 +2,9 @@
 master.conf`` and ``orbitmq broker -c slave.conf``, three OS processes on 127.0.0.1.
 
 The master's ports are fixed when the pair is made, so a master killed with SIGKILL starts
-again where its slave (which learned its HA address from the name server) looks for it, and
-on the same store directory.
+again where its slave (which learned its HA address from the name server, or has it from
+``haMasterAddress``) looks for it, and on the same store directory. Brokers log at INFO to
+their ``.err`` file, which the tests read for what the master said.
 """
 
 from __future__ import annotations
@@ -92,11 +93,16 @@ class ServerProcess:
                 self.kill()
 
 
+def _broker_args(conf: Path) -> list[str]:
+    return ["broker", "-c", str(conf), "--log-level", "info"]
+
+
 class HaPair:
     """Owns a name server, a master and a slave process (group ``broker-ha``) and their
     conf files and stores under ``root``. ``role`` and ``flush`` are the master's
-    brokerRole and flushDiskType; ``master_extra`` more broker.conf lines for the master.
-    For one controlling thread."""
+    brokerRole and flushDiskType; ``master_extra`` and ``slave_extra`` more broker.conf
+    lines for each; ``ha_port`` the master's haListenPort (a free one if 0), e.g. for a
+    relay made before the slave's conf names it. For one controlling thread."""
 
     def __init__(
         self,
@@ -105,6 +111,8 @@ class HaPair:
         role: str = "SYNC_MASTER",
         flush: str = "SYNC_FLUSH",
         master_extra: str = "",
+        slave_extra: str = "",
+        ha_port: int = 0,
     ) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
@@ -113,24 +121,26 @@ class HaPair:
             ["namesrv", "--listen-port", "0", "--bind", "127.0.0.1"],
             root / "namesrv.out",
         )
-        self._role, self._flush, self._master_extra = role, flush, master_extra
+        self._role, self._flush = role, flush
+        self._master_extra, self._slave_extra = master_extra, slave_extra
+        self.ha_port = ha_port or free_port()
         self.master_dir, self.slave_dir = root / "master", root / "slave"
         self.master: ServerProcess | None = None
         self.slave: ServerProcess | None = None
 
     def start(self) -> None:
         self.namesrv.start(NAMESRV_READY)
-        master_port, ha_port, slave_port = free_port(), free_port(), free_port()
+        master_port, slave_port = free_port(), free_port()
         master_conf = self._conf(
             "master",
             f"brokerId=0\nbrokerRole={self._role}\nflushDiskType={self._flush}\n"
-            f"listenPort={master_port}\nhaListenPort={ha_port}\n{self._master_extra}",
+            f"listenPort={master_port}\nhaListenPort={self.ha_port}\n{self._master_extra}",
         )
-        slave_conf = self._conf("slave", f"brokerId=1\nbrokerRole=SLAVE\nlistenPort={slave_port}\n")
-        self.master = ServerProcess(
-            "master", ["broker", "-c", str(master_conf)], self.root / "m.out"
+        slave_conf = self._conf(
+            "slave", f"brokerId=1\nbrokerRole=SLAVE\nlistenPort={slave_port}\n{self._slave_extra}"
         )
-        self.slave = ServerProcess("slave", ["broker", "-c", str(slave_conf)], self.root / "s.out")
+        self.master = ServerProcess("master", _broker_args(master_conf), self.root / "m.out")
+        self.slave = ServerProcess("slave", _broker_args(slave_conf), self.root / "s.out")
         self.master.start(BROKER_READY)
         self.slave.start(BROKER_READY)
 
@@ -160,6 +170,10 @@ class HaPair:
     def slave_addr(self) -> str:
         assert self.slave is not None, "not started"
         return self.slave.address
+
+    def master_log(self) -> str:
+        """What the master (all its runs) logged so far."""
+        return (self.root / "m.err").read_text()
 
     def kill_master(self) -> None:
         assert self.master is not None, "not started"

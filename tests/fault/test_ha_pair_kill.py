@@ -3,13 +3,21 @@
 
 Name server, master and slave run as their own processes (``orbitmq namesrv``, ``orbitmq
 broker -c master.conf``, ``orbitmq broker -c slave.conf``; ``tests/fault/ha_pair.py``).
+The slave copies through a relay that delays every byte by 20 ms each way (its
+haMasterAddress is the relay's): on loopback a slave trails its master by well under a
+millisecond, so without that delay an ASYNC_MASTER would pass this test too; with it, a
+master that answers SEND_OK before its slave holds the message loses the last ~40 ms of
+acknowledged sends to the kill, and the test sees them missing.
+
 Each cycle, producers in this process send keyed messages; a random 0.1-1.0 s after the
 cycle's first SEND_OK the master gets SIGKILL. Then, with the master down:
 
 - every message ever answered SEND_OK is on the slave, pulled straight from the slave's
   address: at its acknowledged queue id and queue offset, with its unique id, key and body;
 - the consumer group, running throughout, has received every one of them (it reads the
-  slave once the name server lists the slave alone).
+  slave once the name server lists the slave alone);
+- a consumer group started only now, from the first offset, receives every one of them
+  too: what it reads can only come from the slave.
 
 The master starts again on its store; the slave reconnects and catches up (every queue's
 max offset on the slave equals the master's). The short run (in ``make test``) does one
@@ -48,14 +56,20 @@ from tests.fault.ha_ledger import (
     send_until,
     wait_for_topic,
 )
-from tests.fault.ha_pair import BROKER_NAME, HaPair
+from tests.fault.ha_pair import BROKER_NAME, HaPair, free_port
+from tests.tcp_relay import TcpRelay
 
 TOPIC = "HaKillTopic"
 GROUP = "ha-kill-cg"
 QUEUES = 4
-PRODUCERS = 4
+PRODUCERS = 8
+#: One-way latency of the replication link (see the module docstring).
+LINK_DELAY_S = 0.02
 #: Reading the slave and catching up wait this long at most (a slave reconnects every 5 s).
 WAIT_S = 30.0
+#: The slave dispatches what it holds well within this; with the master down nothing more
+#: arrives, so a message not there by then is lost.
+DISPATCH_WAIT_S = 10.0
 
 
 class Received:
@@ -87,11 +101,13 @@ class Received:
 
 
 @asynccontextmanager
-async def consumer_group(namesrv: str, received: Received) -> AsyncIterator[PushConsumer]:
+async def consumer_group(
+    namesrv: str, received: Received, group: str = GROUP
+) -> AsyncIterator[PushConsumer]:
     """The group, reading from the first offset, with a route refresh every second so
     that it finds the slave alone soon after the master is gone."""
     consumer = PushConsumer(
-        GROUP,
+        group,
         client_config=ClientConfig(
             namesrv_addr=namesrv, poll_name_server_interval_s=1.0, heartbeat_broker_interval_s=1.0
         ),
@@ -133,7 +149,9 @@ async def produce_until_killed(pair: HaPair, ledger: Ledger, cycle: int, delay_s
 
 
 async def check_slave_holds_every_ack(api: MQClientAPI, pair: HaPair, ledger: Ledger) -> None:
-    problems = await missing_on(api, pair.slave_addr, TOPIC, BROKER_NAME, ledger.acks, WAIT_S)
+    problems = await missing_on(
+        api, pair.slave_addr, TOPIC, BROKER_NAME, ledger.acks, DISPATCH_WAIT_S
+    )
     shown = "\n  ".join(problems[:20])
     assert not problems, f"{len(problems)} acknowledged message(s) not on the slave:\n  {shown}"
 
@@ -154,7 +172,11 @@ async def run_cycles(root: Path, cycles: int) -> None:
     rng = random.Random(seed)
     print(f"HA kill run: seed {seed} (replay: ORBITMQ_HA_KILL_SEED={seed}), {cycles} cycle(s)")
     ledger, received = Ledger(), Received()
-    with HaPair(root) as pair:
+    ha_port = free_port()
+    with (
+        TcpRelay(("127.0.0.1", ha_port), delay_s=LINK_DELAY_S) as relay,
+        HaPair(root, ha_port=ha_port, slave_extra=f"haMasterAddress={relay.address}\n") as pair,
+    ):
         async with AdminClient(namesrv_addr=pair.namesrv_addr) as admin:
             # Before the slave's first metadata sync (3 s after its start), so that the
             # slave serves the topic's pulls from the start.
@@ -174,6 +196,9 @@ async def run_cycles(root: Path, cycles: int) -> None:
                     await check_slave_holds_every_ack(api, pair, ledger)
                     keys = {ack.key for ack in ledger.acks}
                     await received.wait_for(keys, WAIT_S, context)
+                    late = Received()
+                    async with consumer_group(pair.namesrv_addr, late, f"{GROUP}-late-{cycle}"):
+                        await late.wait_for(keys, WAIT_S, f"a group started now; {context}")
                     await asyncio.to_thread(pair.restart_master)
                     ends = await wait_caught_up(api, pair)
                     print(f"cycle {cycle}: the slave caught up, queue max offsets {ends}")
