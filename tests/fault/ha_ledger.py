@@ -1,9 +1,10 @@
 """What a replicated pair acknowledged, and the reads that check it against one broker.
 
-Producers send keyed messages until told to stop and keep every send answered SEND_OK (an
-``Ack``): under SYNC_MASTER only those are promised to be on the slave. A send answered
-FLUSH_SLAVE_TIMEOUT or SLAVE_NOT_AVAILABLE is stored on the master but not promised
-replicated, and one that failed is not promised at all; both are only counted.
+Producers send keyed messages and keep every send answered SEND_OK (an ``Ack``): under
+SYNC_MASTER only those are promised to be on the slave. A send answered FLUSH_SLAVE_TIMEOUT
+or SLAVE_NOT_AVAILABLE is stored on the master but not promised replicated yet (kept apart,
+``unreplicated``); one that failed is not promised at all. Every outcome but SEND_OK is
+counted.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from orbitmq.filter import SubscriptionData
 READ_GROUP = "ha-fault-reader"
 _PULL_BATCH = 32
 _SEND_TIMEOUT_S = 3.0
+#: Answers of a SYNC_MASTER that stored the message but has no slave's word for it.
+_STORED = (SendStatus.FLUSH_SLAVE_TIMEOUT, SendStatus.SLAVE_NOT_AVAILABLE)
 
 
 def body_for(key: str) -> bytes:
@@ -43,10 +46,11 @@ class Ack:
 
 @dataclass(slots=True)
 class Ledger:
-    """Every Ack so far, and what the other sends were answered (status name or error
-    type, counted). For one event loop."""
+    """Every Ack so far, the sends stored but not yet replicated, and what the other sends
+    were answered (status name or error type, counted). For one event loop."""
 
     acks: list[Ack] = field(default_factory=list)
+    unreplicated: list[Ack] = field(default_factory=list)
     others: Counter[str] = field(default_factory=Counter)
     first_ack: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -54,29 +58,37 @@ class Ledger:
         return f"{len(self.acks)} acknowledged, others: {dict(self.others)}"
 
 
+async def send_keyed(producer: Producer, topic: str, key: str, ledger: Ledger) -> SendStatus | None:
+    """Send one message with ``key`` and record its answer; None when the send failed."""
+    msg = Message(topic, body_for(key))
+    msg.keys = key
+    try:
+        result = await producer.send(msg, timeout_s=_SEND_TIMEOUT_S)
+    except (OrbitError, OSError, TimeoutError) as exc:
+        ledger.others[type(exc).__name__] += 1
+        return None
+    mq = result.message_queue
+    ack = Ack(key, result.msg_id, mq.queue_id, result.queue_offset, msg.body)
+    if result.send_status is SendStatus.SEND_OK:
+        ledger.acks.append(ack)
+        ledger.first_ack.set()
+    else:
+        ledger.others[result.send_status.name] += 1
+        if result.send_status in _STORED:
+            ledger.unreplicated.append(ack)
+    return result.send_status
+
+
 async def send_until(
     producer: Producer, topic: str, prefix: str, ledger: Ledger, stop: asyncio.Event
 ) -> None:
-    """Send ``prefix-0``, ``prefix-1``, ... one at a time until ``stop``; a failed send is
-    counted and the next one tried after a pause (the master may be gone)."""
+    """Send ``prefix-0``, ``prefix-1``, ... one at a time until ``stop``; after a failed
+    send the next one is tried after a pause (the master may be gone)."""
     seq = 0
     while not stop.is_set():
-        key = f"{prefix}-{seq}"
-        seq += 1
-        msg = Message(topic, body_for(key))
-        msg.keys = key
-        try:
-            result = await producer.send(msg, timeout_s=_SEND_TIMEOUT_S)
-        except (OrbitError, OSError, TimeoutError) as exc:
-            ledger.others[type(exc).__name__] += 1
+        if await send_keyed(producer, topic, f"{prefix}-{seq}", ledger) is None:
             await asyncio.sleep(0.05)
-            continue
-        if result.send_status is not SendStatus.SEND_OK:
-            ledger.others[result.send_status.name] += 1
-            continue
-        mq = result.message_queue
-        ledger.acks.append(Ack(key, result.msg_id, mq.queue_id, result.queue_offset, msg.body))
-        ledger.first_ack.set()
+        seq += 1
 
 
 async def read_queue(
