@@ -19,9 +19,9 @@ cycle's first SEND_OK the master gets SIGKILL. Then, with the master down:
 - a consumer group started only now, from the first offset, receives every one of them
   too: what it reads can only come from the slave.
 
-The master starts again on its store; the slave reconnects and catches up (every queue's
-max offset on the slave equals the master's). The short run (in ``make test``) does one
-cycle, the fault run three. ``ORBITMQ_HA_KILL_SEED=<seed>`` replays a run's kill delays.
+The master starts again on its store; the slave reconnects (the master logs its request)
+and catches up (every queue's max offset on the slave equals the master's). The short run
+(in ``make test``) does one cycle, the fault run three. ``ORBITMQ_HA_KILL_SEED=<seed>`` replays a run's kill delays.
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ WAIT_S = 30.0
 #: The slave dispatches what it holds well within this; with the master down nothing more
 #: arrives, so a message not there by then is lost.
 DISPATCH_WAIT_S = 10.0
+#: What the master logs when a slave's connection asks for the log (each connection once).
+SLAVE_ASKS = "requests the commit log from"
 
 
 class Received:
@@ -199,7 +201,14 @@ async def run_cycles(root: Path, cycles: int) -> None:
                     late = Received()
                     async with consumer_group(pair.namesrv_addr, late, f"{GROUP}-late-{cycle}"):
                         await late.wait_for(keys, WAIT_S, f"a group started now; {context}")
+                    asked = pair.master_log().count(SLAVE_ASKS)
                     await asyncio.to_thread(pair.restart_master)
+                    await eventually_async(
+                        lambda: pair.master_log().count(SLAVE_ASKS) > asked,
+                        WAIT_S,
+                        0.1,
+                        what="the slave connected to the restarted master",
+                    )
                     ends = await wait_caught_up(api, pair)
                     print(f"cycle {cycle}: the slave caught up, queue max offsets {ends}")
         finally:
