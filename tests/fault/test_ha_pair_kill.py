@@ -21,7 +21,8 @@ cycle's first SEND_OK the master gets SIGKILL. Then, with the master down:
 
 The master starts again on its store; the slave reconnects (the master logs its request)
 and catches up (every queue's max offset on the slave equals the master's). The short run
-(in ``make test``) does one cycle, the fault run three. ``ORBITMQ_HA_KILL_SEED=<seed>`` replays a run's kill delays.
+(in ``make test``) does one cycle, the fault run three. ``ORBITMQ_HA_KILL_SEED=<seed>``
+replays a run's kill delays.
 """
 
 from __future__ import annotations
@@ -158,6 +159,20 @@ async def check_slave_holds_every_ack(api: MQClientAPI, pair: HaPair, ledger: Le
     assert not problems, f"{len(problems)} acknowledged message(s) not on the slave:\n  {shown}"
 
 
+async def restart_and_resume(api: MQClientAPI, pair: HaPair) -> list[int]:
+    """Start the master again; once the slave's connection reached it and the slave holds
+    what the master holds, each queue's max offset."""
+    asked = pair.master_log().count(SLAVE_ASKS)
+    await asyncio.to_thread(pair.restart_master)
+    await eventually_async(
+        lambda: pair.master_log().count(SLAVE_ASKS) > asked,
+        WAIT_S,
+        0.1,
+        what="the slave connected to the restarted master",
+    )
+    return await wait_caught_up(api, pair)
+
+
 async def wait_caught_up(api: MQClientAPI, pair: HaPair) -> list[int]:
     async def same() -> list[int] | None:
         on_master = await queue_max_offsets(
@@ -201,15 +216,7 @@ async def run_cycles(root: Path, cycles: int) -> None:
                     late = Received()
                     async with consumer_group(pair.namesrv_addr, late, f"{GROUP}-late-{cycle}"):
                         await late.wait_for(keys, WAIT_S, f"a group started now; {context}")
-                    asked = pair.master_log().count(SLAVE_ASKS)
-                    await asyncio.to_thread(pair.restart_master)
-                    await eventually_async(
-                        lambda: pair.master_log().count(SLAVE_ASKS) > asked,
-                        WAIT_S,
-                        0.1,
-                        what="the slave connected to the restarted master",
-                    )
-                    ends = await wait_caught_up(api, pair)
+                    ends = await restart_and_resume(api, pair)
                     print(f"cycle {cycle}: the slave caught up, queue max offsets {ends}")
         finally:
             await api.remoting.close()
