@@ -7,7 +7,8 @@ directions but keeps every socket open, so each end sees silence and only its ow
 end the connection (what the bytes were is kept in the kernel's buffers, as TCP would
 retransmit them). A connection attempt while cut is closed at once (the peer sees it end and
 tries again later). ``restore`` moves bytes again; a pair whose end closed meanwhile is closed
-on the other side as soon as the relay sees it.
+on the other side as soon as the relay sees it. ``sever`` models the machine at one end
+dying: connections are reset and what was in flight is lost.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -41,6 +43,8 @@ class TcpRelay:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self._threads: list[threading.Thread] = []
+        #: Bumped by ``sever``: pumps of an older epoch reset their sockets and end.
+        self._epoch = 0
         #: Connections relayed so far (accepted while not cut).
         self.connections = 0
         self._accept_thread = threading.Thread(target=self._accept_loop, name="relay-accept")
@@ -59,6 +63,19 @@ class TcpRelay:
         self._flowing.clear()
 
     def restore(self) -> None:
+        self._flowing.set()
+
+    def sever(self) -> None:
+        """The link dies with the machine at one end: every relayed connection is reset and
+        the bytes in flight are lost (a process killed alone still has its kernel send what
+        it had written). Returns once they are gone; later connections are relayed."""
+        self._flowing.clear()  # nothing moves from here on
+        with self._lock:
+            self._epoch += 1
+            threads, self._threads = self._threads, []
+            self._sockets = []
+        for thread in threads:
+            thread.join(5)
         self._flowing.set()
 
     def close(self) -> None:
@@ -111,12 +128,18 @@ class TcpRelay:
 
     def _pump(self, source: socket.socket, target: socket.socket) -> None:
         """Move bytes from ``source`` to ``target``, each chunk ``delay_s`` after it was read,
-        while flowing; close both when either ends (after delivering what was read)."""
+        while flowing; close both when either ends (after delivering what was read), reset
+        both when severed."""
+        epoch = self._epoch
         # Read but not yet due: a partition delays bytes, never drops them.
         pending: deque[tuple[float, bytes]] = deque()
+        severed = False
         try:
             while not self._stopped.is_set():
                 if not self._flowing.wait(_POLL_S):
+                    severed = epoch != self._epoch
+                    if severed:
+                        return
                     continue  # cut: leave the bytes in the kernel's buffers
                 now = time.monotonic()
                 while pending and pending[0][0] <= now:
@@ -127,27 +150,37 @@ class TcpRelay:
                     continue
                 data = source.recv(_BUFFER)
                 if not data:
-                    self._deliver(pending, target)
+                    severed = self._deliver(pending, target, epoch)
                     break
                 pending.append((time.monotonic() + self._delay_s, data))
         except (OSError, ValueError):  # ValueError: closed under select by ``close``
             pass
         finally:
-            _close(source)
-            _close(target)
+            _close(source, reset=severed)
+            _close(target, reset=severed)
 
-    def _deliver(self, pending: deque[tuple[float, bytes]], target: socket.socket) -> None:
-        """The source ended: what it sent before still arrives, when due and flowing."""
+    def _deliver(
+        self, pending: deque[tuple[float, bytes]], target: socket.socket, epoch: int
+    ) -> bool:
+        """The source ended: what it sent before still arrives, when due and flowing. True
+        when severed first (the rest is lost)."""
         while pending and not self._stopped.is_set():
+            if epoch != self._epoch:
+                return True
             due, data = pending[0]
             if not self._flowing.is_set() or time.monotonic() < due:
                 time.sleep(_POLL_S / 5)
                 continue
             target.sendall(data)
             pending.popleft()
+        return False
 
 
-def _close(sock: socket.socket) -> None:
+def _close(sock: socket.socket, *, reset: bool = False) -> None:
+    """Close ``sock``: a FIN after what was sent, or (``reset``) an RST and nothing more."""
     with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
+        if reset:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        else:
+            sock.shutdown(socket.SHUT_RDWR)
     sock.close()

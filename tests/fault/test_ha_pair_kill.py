@@ -3,14 +3,15 @@
 
 Name server, master and slave run as their own processes (``orbitmq namesrv``, ``orbitmq
 broker -c master.conf``, ``orbitmq broker -c slave.conf``; ``tests/fault/ha_pair.py``).
-The slave copies through a relay that delays every byte by 20 ms each way (its
-haMasterAddress is the relay's): on loopback a slave trails its master by well under a
-millisecond, so without that delay an ASYNC_MASTER would pass this test too; with it, a
-master that answers SEND_OK before its slave holds the message loses the last ~40 ms of
-acknowledged sends to the kill, and the test sees them missing.
-
-Each cycle, producers in this process send keyed messages; a random 0.1-1.0 s after the
-cycle's first SEND_OK the master gets SIGKILL. Then, with the master down:
+The slave copies through a relay in this process that delays every byte by 20 ms each way
+(its haMasterAddress is the relay's). Each cycle, producers in this process send keyed
+messages; a random 0.1-1.0 s after the cycle's first SEND_OK the master's machine "dies":
+the relay severs the link (what was in flight to the slave is lost) and the master gets
+SIGKILL. A SIGKILL alone loses nothing in flight (the kernel still sends what the process
+wrote) and on loopback a slave trails its master by well under a millisecond, so without
+the severed, slow link an ASYNC_MASTER would pass this test too; with it, a master that
+answers SEND_OK before its slave holds the message loses its last acknowledged sends, and
+the test sees them missing. Then, with the master down:
 
 - every message ever answered SEND_OK is on the slave, pulled straight from the slave's
   address: at its acknowledged queue id and queue offset, with its unique id, key and body;
@@ -129,8 +130,10 @@ async def consumer_group(
         await consumer.shutdown()
 
 
-async def produce_until_killed(pair: HaPair, ledger: Ledger, cycle: int, delay_s: float) -> None:
-    """Producers send until the master is killed ``delay_s`` after the cycle's first ack."""
+async def produce_until_killed(
+    pair: HaPair, relay: TcpRelay, ledger: Ledger, cycle: int, delay_s: float
+) -> None:
+    """Producers send until the master dies ``delay_s`` after the cycle's first ack."""
     config = ClientConfig(namesrv_addr=pair.namesrv_addr, poll_name_server_interval_s=1.0)
     async with Producer(f"ha-kill-pg-{cycle}", client_config=config) as producer:
         stop = asyncio.Event()
@@ -143,6 +146,7 @@ async def produce_until_killed(pair: HaPair, ledger: Ledger, cycle: int, delay_s
             async with asyncio.timeout(WAIT_S):
                 await ledger.first_ack.wait()
             await asyncio.sleep(delay_s)
+            relay.sever()
             pair.kill_master()
         finally:
             stop.set()
@@ -204,7 +208,7 @@ async def run_cycles(root: Path, cycles: int) -> None:
             async with consumer_group(pair.namesrv_addr, received):
                 for cycle in range(cycles):
                     delay_s = rng.uniform(0.1, 1.0)
-                    await produce_until_killed(pair, ledger, cycle, delay_s)
+                    await produce_until_killed(pair, relay, ledger, cycle, delay_s)
                     context = (
                         f"seed {seed} cycle {cycle} (killed {delay_s:.2f} s after the "
                         f"first ack): {ledger.describe()}"
