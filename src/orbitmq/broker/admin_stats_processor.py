@@ -5,7 +5,9 @@ RocketMQ's ``AdminBrokerProcessor`` and ``Broker2Client``:
 - GET_CONSUME_STATS (208): a group's committed offset against each queue's max (its lag);
 - INVOKE_BROKER_TO_RESET_OFFSET (222): move a group's offsets to a time, telling its online
   consumers with RESET_CONSUMER_CLIENT_OFFSET (220) over their own connections;
-- DELETE_SUBSCRIPTIONGROUP (207).
+- DELETE_SUBSCRIPTIONGROUP (207);
+- VIEW_BROKER_STATS_DATA (315): a statistic's last minute, hour and day; GROUP_GET_NUMS
+  (messages a group pulled of a topic, key ``topic@group``) is the one kept here.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from typing import Final
 
 from orbitmq.broker.consumer_manager import ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common import MessageQueue
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import GROUP_GET_NUMS, RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import (
+    BrokerStatsData,
     ConsumeStats,
     OffsetWrapper,
     ResetOffsetBody,
@@ -31,6 +35,7 @@ from orbitmq.protocol.header import (
     GetConsumeStatsRequestHeader,
     GetTopicStatsInfoRequestHeader,
     ResetOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 from orbitmq.protocol.processor_codes import ADMIN_STATS_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
@@ -53,6 +58,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         consumer_offset_manager: ConsumerOffsetManager,
         consumer_manager: ConsumerManager,
         subscription_group_manager: SubscriptionGroupManager,
+        group_get_stats: GroupGetStats,
     ) -> None:
         super().__init__(
             {
@@ -60,6 +66,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
                 RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: self.reset_offset,
                 RequestCode.DELETE_SUBSCRIPTIONGROUP: self.delete_subscription_group,
+                RequestCode.VIEW_BROKER_STATS_DATA: self.view_broker_stats_data,
             }
         )
         self.broker_name = broker_name
@@ -68,6 +75,7 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         self.consumer_offset_manager = consumer_offset_manager
         self.consumer_manager = consumer_manager
         self.subscription_group_manager = subscription_group_manager
+        self.group_get_stats = group_get_stats
 
     async def get_topic_stats_info(
         self, ctx: ChannelContext, request: RemotingCommand
@@ -207,3 +215,24 @@ class AdminStatsProcessor(CodeDispatchingProcessor):
         if header.remove_offset:
             self.consumer_offset_manager.remove_offset(header.group_name)
         return RemotingCommand.create_success(request)
+
+    async def view_broker_stats_data(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = ViewBrokerStatsDataRequestHeader.from_ext_fields(request.ext_fields)
+        item = None
+        if header.stats_name == GROUP_GET_NUMS:
+            item = self.group_get_stats.stats_item(header.stats_key)
+        if item is None:
+            # RocketMQ's answer for a statistic it has no item of (nothing counted yet).
+            return RemotingCommand.create_response(
+                request,
+                ResponseCode.SYSTEM_ERROR,
+                f"The stats <{header.stats_name}> <{header.stats_key}> not exist",
+            )
+        data = BrokerStatsData(
+            stats_minute=item.stats_data_in_minute(),
+            stats_hour=item.stats_data_in_hour(),
+            stats_day=item.stats_data_in_day(),
+        )
+        return RemotingCommand.create_success(request, body=data.to_json())

@@ -8,6 +8,7 @@ import asyncio
 import logging
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
+from orbitmq.broker.admin_group_processor import AdminGroupProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
@@ -18,7 +19,9 @@ from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
+from orbitmq.broker.group_get_stats import GroupGetStats
 from orbitmq.broker.master_address import MasterAddress
+from orbitmq.broker.metrics import BrokerMetricsManager
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
     registration_period_s,
@@ -83,6 +86,8 @@ class BrokerController(AsyncLifetime):
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self._build_managers(clock, fs)
+        # Messages each group pulled here (GROUP_GET_NUMS), for VIEW_BROKER_STATS_DATA.
+        self.group_get_stats = GroupGetStats(clock)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -94,7 +99,25 @@ class BrokerController(AsyncLifetime):
             self.remoting_server.table.register_processor(code, processor, executor)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
+        self._build_metrics(clock)
         self._persist_task: asyncio.Task[None] | None = None
+
+    def _build_metrics(self, clock: Clock) -> None:
+        """The metrics manager, and its counters handed to the hot paths (None when
+        metricsExporterType is not PROM: nothing counted)."""
+        self.metrics_manager = BrokerMetricsManager(
+            self.broker_config,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+            self.consumer_offset_manager,
+            self.message_store,
+            clock,
+        )
+        self.send_message_processor.message_counters = self.metrics_manager.counters
+        self.pull_message_processor.message_counters = self.metrics_manager.counters
+        self.remoting_server.table.rpc_latency = self.metrics_manager.rpc_latency
 
     def _build_managers(self, clock: Clock, fs: FileSystem) -> None:
         """The store, the managers of persisted metadata, the client registry and the
@@ -238,6 +261,8 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
+            message_model_of=self.consumer_manager.message_model,
+            group_get_stats=self.group_get_stats,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
@@ -264,6 +289,16 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             self.consumer_manager,
             self.subscription_group_manager,
+            self.group_get_stats,
+        )
+        self.admin_group_processor = AdminGroupProcessor(
+            broker_config.broker_name,
+            store,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+            self.consumer_offset_manager,
+            broker_role=store_config.broker_role,
         )
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor, RequestExecutor]]:
@@ -292,7 +327,7 @@ class BrokerController(AsyncLifetime):
         send_back_p, end_tx_p = self.send_message_back_processor, self.end_transaction_processor
         query_p, client_p = self.query_message_processor, self.client_manage_processor
         consumer_p, admin_p = self.consumer_manage_processor, self.admin_broker_processor
-        stats_p = self.admin_stats_processor
+        stats_p, group_p = self.admin_stats_processor, self.admin_group_processor
         return [
             (RequestCode.SEND_MESSAGE, send_p, send),
             (RequestCode.SEND_MESSAGE_V2, send_p, send),
@@ -324,6 +359,13 @@ class BrokerController(AsyncLifetime):
             (RequestCode.GET_CONSUME_STATS, stats_p, admin),
             (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
             (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
+            (RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, group_p, admin),
+            (RequestCode.GET_CONSUMER_CONNECTION_LIST, group_p, admin),
+            (RequestCode.GET_PRODUCER_CONNECTION_LIST, group_p, admin),
+            (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, group_p, admin),
+            (RequestCode.GET_CONSUMER_RUNNING_INFO, group_p, admin),
+            (RequestCode.CONSUME_MESSAGE_DIRECTLY, group_p, admin),
+            (RequestCode.VIEW_BROKER_STATS_DATA, stats_p, admin),
         ]
 
     def _delay_offsets(self) -> bytes:
@@ -369,13 +411,17 @@ class BrokerController(AsyncLifetime):
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
+            await self.group_get_stats.start()
             await self.remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
+            self.metrics_manager.start()
         except BaseException:
+            await self.metrics_manager.stop()
             await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
+            await self.group_get_stats.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
             await asyncio.to_thread(self.replication.shutdown)
@@ -426,9 +472,11 @@ class BrokerController(AsyncLifetime):
         await self.registration_service.stop()
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)
+        await self.metrics_manager.stop()
         await self.remoting_server.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
+        await self.group_get_stats.stop()
         await self.pull_request_hold_service.stop()
         # Checks put into the store, as delivery does: they end before it.
         await self._stop_transactional_message_check_service()

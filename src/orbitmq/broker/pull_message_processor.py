@@ -17,8 +17,9 @@ from orbitmq.broker.consumer_filter_manager import (
     build_consumer_filter_data,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.group_get_stats import GroupGetStats
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
@@ -36,10 +37,12 @@ from orbitmq.filter import (
 )
 from orbitmq.protocol import (
     MASTER_ID,
+    MessageModel,
     OffsetMovedEvent,
     RemotingCommand,
     ResponseCode,
 )
+from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
@@ -80,6 +83,8 @@ _EMPTY_QUEUE_STATUSES: Final = frozenset(
 
 #: (group, topic) -> the subscription a consumer declared in its heartbeat, if any.
 SubscriptionLookup = Callable[[str, str], SubscriptionData | None]
+#: group -> the message model its consumers' heartbeats declared, if any.
+MessageModelLookup = Callable[[str], MessageModel | None]
 
 
 def _status_code(status: GetMessageStatus, request_offset: int) -> int:
@@ -112,7 +117,11 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
+        message_model_of: MessageModelLookup | None = None,
+        *,
+        group_get_stats: GroupGetStats,
     ) -> None:
+        self.message_model_of = message_model_of
         self.broker_config = broker_config
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
         self.store_config = store_config
@@ -128,6 +137,11 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: Counts the messages each pull hands out (GROUP_GET_NUMS).
+        self.group_get_stats = group_get_stats
+        #: Counts pulled messages and pull offsets when the broker exports metrics (set by
+        #: its wiring).
+        self.message_counters: MessageCounters | None = None
 
     def reject_request(self) -> bool:
         return False
@@ -211,6 +225,20 @@ class PullMessageProcessor:
             message_filter,
         )
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
+        if response.code == ResponseCode.SUCCESS:
+            self.group_get_stats.inc_group_get_nums(
+                header.consumer_group, header.topic, header.queue_id, result.message_count
+            )
+        counters = self.message_counters
+        if counters is not None and result.status is GetMessageStatus.FOUND:
+            counters.record_out(
+                header.topic,
+                header.consumer_group,
+                header.queue_id,
+                result.message_count,
+                result.buffer_total_size,
+                result.next_begin_offset,
+            )
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
             if has_suspend_flag(header.sys_flag):
                 self._suspend(ctx, request, header, subscription, message_filter)
@@ -281,6 +309,12 @@ class PullMessageProcessor:
                 f"consumer:[{ctx.remote_address}]",
             )
             return None
+        if self._broadcast_refused(header, group_config):
+            response.set_code_and_remark(
+                ResponseCode.NO_PERMISSION,
+                f"the consumer group[{group}] can not consume by broadcast way",
+            )
+            return None
         found = self._subscription(header, response)
         if found is None:
             return None
@@ -314,6 +348,18 @@ class PullMessageProcessor:
         if filter_data is not None:
             return Sql92MessageFilter(filter_data.compiled)
         return TagMessageFilter(subscription)
+
+    def _broadcast_refused(
+        self, header: PullMessageRequestHeader, group_config: SubscriptionGroupConfig
+    ) -> bool:
+        """A broadcasting group whose consumeBroadcastEnable is off; RocketMQ checks it for
+        pulls that rely on the heartbeat's subscription (no subscription flag)."""
+        return (
+            not group_config.consume_broadcast_enable
+            and not has_subscription_flag(header.sys_flag)
+            and self.message_model_of is not None
+            and self.message_model_of(header.consumer_group) is MessageModel.BROADCASTING
+        )
 
     def _subscription(
         self, header: PullMessageRequestHeader, response: RemotingCommand

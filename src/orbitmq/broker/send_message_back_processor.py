@@ -16,14 +16,13 @@ from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.common import MessageExt, MessageExtBrokerInner, message_properties_to_string
 from orbitmq.common import message_const as mc
 from orbitmq.common.topic import dlq_topic, retry_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
-from orbitmq.protocol.body import TopicConfig
+from orbitmq.protocol.body import SubscriptionGroupConfig, TopicConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable

@@ -9,6 +9,7 @@ import random
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.send_queue import SendQueue
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
@@ -132,6 +133,8 @@ class SendMessageProcessor:
         self._answers = _put_status_answers(store_config.max_message_size)
         self._random = random.Random()
         self.send_queue = SendQueue(store, broker_config)
+        #: Counts stored messages when the broker exports metrics (set by its wiring).
+        self.message_counters: MessageCounters | None = None
 
     def reject_request(self) -> bool:
         """SYSTEM_BUSY "[REJECTREQUEST]" before a send is queued while an append has held
@@ -160,6 +163,8 @@ class SendMessageProcessor:
             topic_config = target
         if topic_config.topic_filter_type is TopicFilterType.MULTI_TAG:
             msg.sys_flag |= sf.MULTI_TAGS_FLAG
+        # Counted under the topic sent to, not a transaction's half topic.
+        topic, properties = msg.topic, msg.properties
         if _is_prepared(msg):
             half = self._stage(msg, response)
             if half is None:
@@ -169,6 +174,9 @@ class SendMessageProcessor:
         if isinstance(result, str):  # cleared from the send queue, not stored
             response.set_code_and_remark(ResponseCode.SYSTEM_BUSY, result)
             return response
+        counters, append = self.message_counters, result.append_result
+        if counters is not None and append is not None and result.is_ok:
+            counters.record_in(topic, properties, append.msg_num, append.wrote_bytes)
         return self._answer(response, result, queue_id)
 
     def _stage(

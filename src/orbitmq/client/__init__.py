@@ -38,6 +38,12 @@ from orbitmq.client.errors import (
     SendTimeoutError,
     WrongServerError,
 )
+from orbitmq.client.group_admin import (
+    ConsumerNotOnlineError,
+    GroupAdmin,
+    MessageTrack,
+    TrackType,
+)
 from orbitmq.client.latency_fault import (
     DEFAULT_LATENCY_MAX_MS,
     DEFAULT_NOT_AVAILABLE_DURATION_MS,
@@ -98,9 +104,11 @@ __all__ = [
     "ConsumeMessageContext",
     "ConsumeMessageHook",
     "ConsumeResult",
+    "ConsumerNotOnlineError",
     "ConsumerProgress",
     "DeadLetter",
     "FaultItem",
+    "GroupAdmin",
     "HashFunction",
     "LatencyFaultTolerance",
     "Listener",
@@ -118,6 +126,7 @@ __all__ = [
     "MessageFilterHook",
     "MessageQueueSelector",
     "MessageSelector",
+    "MessageTrack",
     "NoRouteError",
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
@@ -144,6 +153,7 @@ __all__ = [
     "SendTimeoutError",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "TrackType",
     "TransactionListener",
     "TransactionProducer",
     "TransactionSendResult",

@@ -9,9 +9,10 @@ REQUEST_CODE_NOT_SUPPORTED for those).
 
 from __future__ import annotations
 
-from orbitmq.client.mq_client_api import MQClientAPI
+from orbitmq.client.group_admin_api import GroupAdminAPI
 from orbitmq.common import MessageQueue
 from orbitmq.protocol import (
+    BrokerStatsData,
     ClusterInfo,
     ConsumeStats,
     RequestCode,
@@ -26,11 +27,13 @@ from orbitmq.protocol.header import (
     GetTopicStatsInfoRequestHeader,
     PutKVConfigRequestHeader,
     ResetOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 
 
-class MQAdminAPI(MQClientAPI):
-    """``MQClientAPI`` plus the admin requests. Owns nothing but the shared
+class MQAdminAPI(GroupAdminAPI):
+    """``MQClientAPI`` plus the admin requests (those on groups, connections and the name
+    servers' settings in ``GroupAdminAPI``). Owns nothing but the shared
     ``RemotingClient``; safe to share between tasks of one event loop."""
 
     # -- name server ----------------------------------------------------------------------
@@ -118,3 +121,14 @@ class MQAdminAPI(MQClientAPI):
         await self._ok(
             addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, header.to_ext_fields(), b"", timeout_s
         )
+
+    async def view_broker_stats_data(
+        self, addr: str, stats_name: str, stats_key: str, timeout_s: float
+    ) -> BrokerStatsData:
+        """VIEW_BROKER_STATS_DATA (315): one statistic of this broker (master or slave) over
+        its last minute, hour and day; SYSTEM_ERROR when it counted nothing under the key."""
+        header = ViewBrokerStatsDataRequestHeader(stats_name=stats_name, stats_key=stats_key)
+        response = await self._ok(
+            addr, RequestCode.VIEW_BROKER_STATS_DATA, header.to_ext_fields(), b"", timeout_s
+        )
+        return BrokerStatsData.from_json(response.body)

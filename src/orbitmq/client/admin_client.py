@@ -4,7 +4,8 @@ over the OrbitMQ client.
 ``async with AdminClient(namesrv_addr=...) as admin: await admin.create_topic("T")``.
 Topics (create, delete, list, route, status), a group's consume progress, offset resets by
 time, message lookups (by offset id, key or unique id) and a group's dead letters (listed and
-resent, see :mod:`orbitmq.client.dead_letters`).
+resent, see :mod:`orbitmq.client.dead_letters`); groups, connections, clients' running info
+and the name servers' settings (:mod:`orbitmq.client.group_admin`).
 
 Statistics come from GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208); resets go
 through INVOKE_BROKER_TO_RESET_OFFSET (222), which also tells the group's online consumers.
@@ -28,6 +29,7 @@ from orbitmq.client.dead_letters import (
     resend_dead_letters,
 )
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
+from orbitmq.client.group_admin import GroupAdmin
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
 from orbitmq.client.producer import Producer
 from orbitmq.client.queue_reader import QueueReader
@@ -46,13 +48,16 @@ from orbitmq.common.topic import (
     topic_problem,
 )
 from orbitmq.protocol import (
+    GROUP_GET_NUMS,
     MASTER_ID,
     NAMESPACE_ORDER_TOPIC_CONFIG,
+    BrokerStatsData,
     ClusterInfo,
     ConsumeStats,
     OffsetWrapper,
     ResponseCode,
     TopicRouteData,
+    group_get_nums_key,
 )
 from orbitmq.protocol.header import CreateTopicRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
@@ -121,9 +126,10 @@ class ConsumerProgress:
         return sum(q.lag for q in self.queues)
 
 
-class AdminClient(AsyncLifetime):
+class AdminClient(GroupAdmin, AsyncLifetime):
     """Owns an ``MQClientInstance`` (connections, route cache) and the ``MQAdminAPI`` on its
-    remoting client. Use from one event loop; calls may run concurrently on it."""
+    remoting client; the operations on groups, connections and name server settings come
+    from ``GroupAdmin``. Use from one event loop; calls may run concurrently on it."""
 
     def __init__(
         self, *, namesrv_addr: str | None = None, client_config: ClientConfig | None = None
@@ -361,6 +367,39 @@ class AdminClient(AsyncLifetime):
             progress, key=lambda p: (p.queue.topic, p.queue.broker_name, p.queue.queue_id)
         )
         return ConsumerProgress(group, tuple(ordered), tps)
+
+    async def group_get_nums(
+        self, group: str, topic: str
+    ) -> dict[tuple[str, int], BrokerStatsData]:
+        """Which brokers of ``topic``'s route, masters and slaves, served ``group``'s pulls
+        of it lately: (brokerName, brokerId) -> the messages each handed out in its last
+        minute, hour and day (VIEW_BROKER_STATS_DATA GROUP_GET_NUMS, ``topic@group``, as
+        mqadmin statsAll asks). A broker that counted none (it answers SYSTEM_ERROR) is
+        left out. The windows are sampled every 10 s, 10 min and hour."""
+        self._check_started()
+        route = await self.topic_route(topic)
+        served: dict[tuple[str, int], BrokerStatsData] = {}
+        for broker in sorted(route.broker_datas, key=lambda b: b.broker_name):
+            for broker_id, addr in sorted(broker.broker_addrs.items()):
+                try:
+                    data = await self.view_broker_stats_data(
+                        addr, GROUP_GET_NUMS, group_get_nums_key(topic, group)
+                    )
+                except MQBrokerError as exc:
+                    if exc.code != ResponseCode.SYSTEM_ERROR:
+                        raise
+                    continue
+                served[(broker.broker_name, broker_id)] = data
+        return served
+
+    async def view_broker_stats_data(
+        self, broker_addr: str, stats_name: str, stats_key: str
+    ) -> BrokerStatsData:
+        """RocketMQ's viewBrokerStatsData: one statistic of one broker, master or slave."""
+        self._check_started()
+        return await self.api.view_broker_stats_data(
+            broker_addr, stats_name, stats_key, self._timeout_s
+        )
 
     async def _consume_stats(
         self, addr: str, broker_name: str, group: str, topics: list[str | None]

@@ -20,12 +20,14 @@ from typing import Final
 
 from orbitmq.protocol.processor_codes import (
     ADMIN_BROKER_CODES,
+    ADMIN_GROUP_CODES,
     ADMIN_STATS_CODES,
     BROKER_REGISTRATION_CODES,
     CLIENT_MANAGE_CODES,
     CONSUMER_MANAGE_CODES,
     END_TRANSACTION_CODES,
     KV_CONFIG_CODES,
+    NAMESRV_CONFIG_CODES,
     PULL_MESSAGE_CODES,
     QUERY_MESSAGE_CODES,
     ROUTE_QUERY_CODES,
@@ -40,7 +42,9 @@ DEFAULT_NAMESRV_PORT: Final = 9876
 DEFAULT_BROKER_PORT: Final = 10911
 
 #: Codes every name server serves (RocketMQ's namesrv DefaultRequestProcessor).
-NAMESRV_REQUEST_CODES: Final = BROKER_REGISTRATION_CODES | ROUTE_QUERY_CODES | KV_CONFIG_CODES
+NAMESRV_REQUEST_CODES: Final = (
+    BROKER_REGISTRATION_CODES | ROUTE_QUERY_CODES | KV_CONFIG_CODES | NAMESRV_CONFIG_CODES
+)
 
 #: Codes every broker serves (RocketMQ's broker processors, as far as OrbitMQ's answer them).
 BROKER_REQUEST_CODES: Final = (
@@ -53,6 +57,7 @@ BROKER_REQUEST_CODES: Final = (
     | CONSUMER_MANAGE_CODES
     | ADMIN_BROKER_CODES
     | ADMIN_STATS_CODES
+    | ADMIN_GROUP_CODES
 )
 
 

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
 from orbitmq.client import AdminClient as AsyncAdminClient
-from orbitmq.client import ClientConfig
+from orbitmq.client import ClientConfig, GroupAdmin
 from orbitmq.sync.facade import DEFAULT_CALL_TIMEOUT_S, Facade, blocking
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _admin(
+    method: Callable[Concatenate[GroupAdmin, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]:
+    """A ``GroupAdmin`` method as one of ``AdminClient`` (which is a GroupAdmin), so the
+    facade wraps it for the admin client it owns."""
+    return method
 
 
 class AdminClient(Facade[AsyncAdminClient]):
@@ -35,9 +49,26 @@ class AdminClient(Facade[AsyncAdminClient]):
     topic_status = blocking(AsyncAdminClient.topic_status)
     consumer_progress = blocking(AsyncAdminClient.consumer_progress)
     consumer_ids = blocking(AsyncAdminClient.consumer_ids)
+    group_get_nums = blocking(AsyncAdminClient.group_get_nums)
+    view_broker_stats_data = blocking(AsyncAdminClient.view_broker_stats_data)
     reset_offset_by_timestamp = blocking(AsyncAdminClient.reset_offset_by_timestamp)
     view_message = blocking(AsyncAdminClient.view_message)
     query_messages_by_key = blocking(AsyncAdminClient.query_messages_by_key)
     query_message_by_unique_id = blocking(AsyncAdminClient.query_message_by_unique_id)
     dead_letters = blocking(AsyncAdminClient.dead_letters)
     resend_dead_letters = blocking(AsyncAdminClient.resend_dead_letters)
+    update_subscription_group = blocking(_admin(AsyncAdminClient.update_subscription_group))
+    delete_subscription_group = blocking(_admin(AsyncAdminClient.delete_subscription_group))
+    consumer_connection = blocking(_admin(AsyncAdminClient.consumer_connection))
+    producer_connection = blocking(_admin(AsyncAdminClient.producer_connection))
+    query_topic_consume_by_who = blocking(_admin(AsyncAdminClient.query_topic_consume_by_who))
+    consumer_running_info = blocking(_admin(AsyncAdminClient.consumer_running_info))
+    consume_message_directly = blocking(_admin(AsyncAdminClient.consume_message_directly))
+    message_track_detail = blocking(_admin(AsyncAdminClient.message_track_detail))
+    namesrv_config = blocking(_admin(AsyncAdminClient.namesrv_config))
+    update_namesrv_config = blocking(_admin(AsyncAdminClient.update_namesrv_config))
+    wipe_write_perm = blocking(_admin(AsyncAdminClient.wipe_write_perm))
+    add_write_perm = blocking(_admin(AsyncAdminClient.add_write_perm))
+    put_kv_config = blocking(_admin(AsyncAdminClient.put_kv_config))
+    delete_kv_config = blocking(_admin(AsyncAdminClient.delete_kv_config))
+    get_kv_config = blocking(_admin(AsyncAdminClient.get_kv_config))

@@ -18,11 +18,12 @@ from orbitmq.client import (
     PushConsumer,
     PushConsumerConfig,
 )
-from orbitmq.client.pull_api_wrapper import (
+from orbitmq.client.find_broker import (
     FindBrokerResult,
-    PullAPIWrapper,
+    find_broker_address_in_admin,
     find_broker_address_in_subscribe,
 )
+from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.common import MessageExt, MessageQueue, decode_messages
 from orbitmq.filter import SubscriptionData
@@ -113,7 +114,8 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
         mq = MessageQueue(TOPIC, "broker-a", 0)
         subscription = SubscriptionData(TOPIC, "*")
 
-        async def pull(offset: int) -> list[bytes]:
+        async def pull(offset: int) -> tuple[list[bytes], tuple[int | None, str]]:
+            """The bodies pulled at ``offset``, and the id and address that served them."""
             header = PullMessageRequestHeader(
                 consumer_group=GROUP,
                 topic=TOPIC,
@@ -128,13 +130,15 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
             )
             result = await wrapper.pull_kernel(mq, header, subscription, 5)
             assert result.pull_status is PullStatus.FOUND
-            return [m.body for m in result.messages]
+            return [m.body for m in result.messages], (result.broker_id, result.broker_addr)
 
-        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False)
-        assert await pull(0) == [b"m0"]  # the master: 2 more messages lie behind -> "go to 1"
-        assert await wrapper.find_broker(mq) == FindBrokerResult(slave.address, True)
-        assert await pull(1) == [b"m1"]  # the slave (slaveReadEnable off): "go to 0"
-        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False)
+        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False, 0)
+        # The master: 2 more messages lie behind -> "go to 1".
+        assert await pull(0) == ([b"m0"], (0, master.address))
+        assert await wrapper.find_broker(mq) == FindBrokerResult(slave.address, True, 1)
+        # The slave (slaveReadEnable off): "go to 0".
+        assert await pull(1) == ([b"m1"], (1, slave.address))
+        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False, 0)
         # The pull to the slave carried no commit offset; the master's did.
         assert slave.consumer_offset_manager.query_offset(GROUP, TOPIC, 0) == -1
         assert master.consumer_offset_manager.query_offset(GROUP, TOPIC, 0) == 0
@@ -144,25 +148,37 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
 
 def test_find_broker_address_in_subscribe_falls_back_as_rocketmq() -> None:
     both = {0: "m:1", 1: "s:1"}
-    assert find_broker_address_in_subscribe(both, 1, False) == FindBrokerResult("s:1", True)
-    assert find_broker_address_in_subscribe(both, 0, False) == FindBrokerResult("m:1", False)
+    assert find_broker_address_in_subscribe(both, 1, False) == FindBrokerResult("s:1", True, 1)
+    assert find_broker_address_in_subscribe(both, 0, False) == FindBrokerResult("m:1", False, 0)
     # A slave id that is gone: the next id, else any broker of the group.
     assert find_broker_address_in_subscribe({0: "m:1", 2: "s:2"}, 1, False) == (
-        FindBrokerResult("s:2", True)
+        FindBrokerResult("s:2", True, 2)
     )
-    assert find_broker_address_in_subscribe({0: "m:1"}, 1, False) == FindBrokerResult("m:1", False)
+    assert find_broker_address_in_subscribe({0: "m:1"}, 1, False) == (
+        FindBrokerResult("m:1", False, 0)
+    )
     assert find_broker_address_in_subscribe({0: "m:1"}, 1, True) is None
     # The master gone: its queues are read from the slave.
-    assert find_broker_address_in_subscribe({1: "s:1"}, 0, False) == FindBrokerResult("s:1", True)
+    assert find_broker_address_in_subscribe({1: "s:1"}, 0, False) == (
+        FindBrokerResult("s:1", True, 1)
+    )
     assert find_broker_address_in_subscribe({}, 0, False) is None
+
+
+def test_find_broker_address_in_admin_takes_the_master_else_a_slave() -> None:
+    """Where offsets are committed and queried: the master while listed, else a slave."""
+    assert find_broker_address_in_admin({0: "m:1", 1: "s:1"}) == FindBrokerResult("m:1", False, 0)
+    assert find_broker_address_in_admin({2: "s:2", 1: "s:1"}) == FindBrokerResult("s:1", True, 1)
+    assert find_broker_address_in_admin({}) is None
+    assert find_broker_address_in_admin(None) is None
 
 
 async def test_a_group_started_with_the_master_gone_reads_from_the_slave(
     pair: InProcessCluster,
 ) -> None:
-    """Its consumer list and offsets are asked of the slave (RocketMQ's findBrokerAddrByTopic
-    and findBrokerAddressInSubscribe fall back to a slave); without that its rebalance
-    assigned it nothing and it read nothing."""
+    """Its consumer list and offsets are asked of the slave (findBrokerAddrByTopic and
+    findBrokerAddressInAdmin fall back to a slave); without that its rebalance assigned it
+    nothing and it read nothing."""
     await pair.stop_broker(pair.brokers[0])
     received: list[bytes] = []
 

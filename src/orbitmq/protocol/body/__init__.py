@@ -11,6 +11,19 @@ from orbitmq.protocol.body.cluster import (
     KVTable,
     RegisterBrokerBody,
 )
+from orbitmq.protocol.body.connection import (
+    Connection,
+    ConsumerConnection,
+    GroupList,
+    ProducerConnection,
+)
+from orbitmq.protocol.body.consumer_running import (
+    CMResult,
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+    ConsumeStatus,
+    ProcessQueueInfo,
+)
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
     CheckClientRequestBody,
@@ -37,7 +50,17 @@ from orbitmq.protocol.body.offset import (
     ResetOffsetBody,
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
-from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
+from orbitmq.protocol.body.stats import (
+    GROUP_GET_NUMS,
+    BrokerStatsData,
+    BrokerStatsItem,
+    ConsumeStats,
+    OffsetWrapper,
+    TopicOffset,
+    TopicStatsTable,
+    group_get_nums_key,
+)
+from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
 from orbitmq.protocol.body.topic import (
     DataVersion,
     TopicConfig,
@@ -47,21 +70,31 @@ from orbitmq.protocol.body.topic import (
 )
 
 __all__ = [
+    "GROUP_GET_NUMS",
     "MASTER_ID",
     "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_GROUP_SEPARATOR",
     "Body",
     "BodyError",
     "BrokerData",
+    "BrokerStatsData",
+    "BrokerStatsItem",
+    "CMResult",
     "CheckClientRequestBody",
     "ClusterInfo",
+    "Connection",
     "ConsumeFromWhere",
+    "ConsumeMessageDirectlyResult",
     "ConsumeStats",
+    "ConsumeStatus",
     "ConsumeType",
+    "ConsumerConnection",
     "ConsumerData",
     "ConsumerOffsetSerializeWrapper",
+    "ConsumerRunningInfo",
     "DataVersion",
     "GetConsumerListByGroupResponseBody",
+    "GroupList",
     "HeartbeatData",
     "KVTable",
     "LockBatchRequestBody",
@@ -69,11 +102,14 @@ __all__ = [
     "MessageModel",
     "OffsetMovedEvent",
     "OffsetWrapper",
+    "ProcessQueueInfo",
+    "ProducerConnection",
     "ProducerData",
     "QueueData",
     "RegisterBrokerBody",
     "ResetOffsetBody",
     "SubscriptionData",
+    "SubscriptionGroupConfig",
     "TopicConfig",
     "TopicConfigSerializeWrapper",
     "TopicFilterType",
@@ -84,6 +120,7 @@ __all__ = [
     "UnlockBatchRequestBody",
     "dumps_body",
     "fastjson_to_standard",
+    "group_get_nums_key",
     "json_name",
     "loads_body",
 ]

@@ -7,6 +7,7 @@ transaction, admin.
 """
 
 from orbitmq.protocol.header.admin import (
+    ConsumeMessageDirectlyResultRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
     DeleteTopicRequestHeader,
@@ -21,6 +22,7 @@ from orbitmq.protocol.header.admin import (
     QueryConsumeTimeSpanRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 from orbitmq.protocol.header.command_header import (
     CommandHeader,
@@ -90,6 +92,7 @@ __all__ = [
     "AddWritePermOfBrokerResponseHeader",
     "CheckTransactionStateRequestHeader",
     "CommandHeader",
+    "ConsumeMessageDirectlyResultRequestHeader",
     "ConsumerSendMsgBackRequestHeader",
     "CreateTopicRequestHeader",
     "DeleteKVConfigRequestHeader",
@@ -142,6 +145,7 @@ __all__ = [
     "UnRegisterBrokerRequestHeader",
     "UnregisterClientRequestHeader",
     "UpdateConsumerOffsetRequestHeader",
+    "ViewBrokerStatsDataRequestHeader",
     "ViewMessageRequestHeader",
     "WipeWritePermOfBrokerRequestHeader",
     "WipeWritePermOfBrokerResponseHeader",

@@ -125,3 +125,21 @@ class GetBrokerConfigResponseHeader(CommandHeader):
     the properties."""
 
     version: str = ext_field("version")
+
+
+class ConsumeMessageDirectlyResultRequestHeader(CommandHeader):
+    """CONSUME_MESSAGE_DIRECTLY (309): hand the message ``msg_id`` to one client of a group;
+    the broker adds ``brokerName`` and the message itself before relaying it."""
+
+    consumer_group: str = ext_field("consumerGroup")
+    client_id: str | None = ext_field("clientId", default=None)
+    msg_id: str | None = ext_field("msgId", default=None)
+    broker_name: str | None = ext_field("brokerName", default=None)
+
+
+class ViewBrokerStatsDataRequestHeader(CommandHeader):
+    """VIEW_BROKER_STATS_DATA (315): one statistic of the broker, by name (GROUP_GET_NUMS)
+    and key (``topic@group``)."""
+
+    stats_name: str = ext_field("statsName")
+    stats_key: str = ext_field("statsKey")
