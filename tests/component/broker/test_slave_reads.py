@@ -5,13 +5,19 @@ master (``find_broker`` says which broker each pull goes to)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from orbitmq.broker import BrokerController
-from orbitmq.client import ClientConfig, MQClientInstance
+from orbitmq.client import (
+    ClientConfig,
+    ConsumeContext,
+    MQClientInstance,
+    PushConsumer,
+    PushConsumerConfig,
+)
 from orbitmq.client.find_broker import (
     FindBrokerResult,
     find_broker_address_in_admin,
@@ -19,9 +25,9 @@ from orbitmq.client.find_broker import (
 )
 from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.common import MessageQueue, decode_messages
+from orbitmq.common import MessageExt, MessageQueue, decode_messages
 from orbitmq.filter import SubscriptionData
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import ConsumeFromWhere, RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import (
     ConsumerSendMsgBackRequestHeader,
     PullMessageRequestHeader,
@@ -165,3 +171,30 @@ def test_find_broker_address_in_admin_takes_the_master_else_a_slave() -> None:
     assert find_broker_address_in_admin({2: "s:2", 1: "s:1"}) == FindBrokerResult("s:1", True, 1)
     assert find_broker_address_in_admin({}) is None
     assert find_broker_address_in_admin(None) is None
+
+
+async def test_a_group_started_with_the_master_gone_reads_from_the_slave(
+    pair: InProcessCluster,
+) -> None:
+    """Its consumer list and offsets are asked of the slave (findBrokerAddrByTopic and
+    findBrokerAddressInAdmin fall back to a slave); without that its rebalance assigned it
+    nothing and it read nothing."""
+    await pair.stop_broker(pair.brokers[0])
+    received: list[bytes] = []
+
+    async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        received.extend(m.body for m in messages)
+
+    consumer = PushConsumer(
+        "late-cg",
+        namesrv_addr=pair.namesrv_addr,
+        config=PushConsumerConfig(consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET),
+    )
+    consumer.subscribe(TOPIC)
+    consumer.register_listener(on_messages)
+    await consumer.start()
+    try:
+        await eventually_async(lambda: len(received) >= 3, what="the slave's 3 messages")
+    finally:
+        await consumer.shutdown()
+    assert sorted(received) == [b"m0", b"m1", b"m2"]
