@@ -17,6 +17,7 @@ from pathlib import Path
 from orbitmq.common.config_binding import bind_properties, snake_case
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
+from orbitmq.common.topic import RMQ_SYS_TRACE_TOPIC
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.store import MAX_FRAME_BODY_SIZE, BrokerRole, MessageStoreConfig
@@ -77,6 +78,10 @@ class BrokerConfig:
     wait_time_mills_in_pull_queue: int = 5000
     server_channel_max_idle_time_seconds: int = 120
     acl_enable: bool = False
+    #: Message trace (R41): the broker creates the trace topic ``msg_trace_topic_name`` at
+    #: start (one queue, read and write), where clients with trace on send their records.
+    trace_topic_enable: bool = False
+    msg_trace_topic_name: str = RMQ_SYS_TRACE_TOPIC
 
     @property
     def namesrv_addresses(self) -> list[str]:
