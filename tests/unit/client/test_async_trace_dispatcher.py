@@ -38,6 +38,7 @@ class FakeSender:
         self.stopped = True
 
     async def send(self, msg: Message, *, timeout_s: float | None = None) -> object:
+        await asyncio.sleep(0)  # a send always takes a turn of the loop, as a network one
         await self.hold.wait()
         if self.fail:
             raise ConnectionError("broker gone")
@@ -52,13 +53,15 @@ def pub(i: int) -> TraceContext:
 
 async def test_a_full_batch_sends_at_once_in_messages_of_batch_size() -> None:
     sender = FakeSender()
-    # A threshold no test waits for: a full batch wakes the sending task.
+    # A threshold no test waits for: full batches go at once, the rest waits for it (or,
+    # here, for the shutdown).
     dispatcher = AsyncTraceDispatcher(sender, "TRACE", wait_time_threshold_s=60)
     await dispatcher.start()
     assert sender.started
     for i in range(250):
         assert dispatcher.append(pub(i))
-    await eventually_async(lambda: len(sender.sent) == 3, what="every record sent")
+    await eventually_async(lambda: len(sender.sent) == 2, what="two full batches sent")
+    assert dispatcher.queued == 50
     await dispatcher.shutdown()
     assert sender.stopped
     assert [len(decode_trace_data(m.body.decode())) for m in sender.sent] == [100, 100, 50]
@@ -69,14 +72,32 @@ async def test_a_full_batch_sends_at_once_in_messages_of_batch_size() -> None:
     assert dispatcher.sent_records == 250
 
 
-async def test_a_lone_record_is_sent_after_the_wait_threshold() -> None:
+async def test_a_partial_batch_is_sent_once_its_oldest_record_waited_the_threshold() -> None:
     sender = FakeSender()
-    dispatcher = AsyncTraceDispatcher(sender, wait_time_threshold_s=0.05)
+    dispatcher = AsyncTraceDispatcher(sender, wait_time_threshold_s=0.2)
     await dispatcher.start()
+    began = asyncio.get_running_loop().time()
     dispatcher.append(pub(1))
-    await eventually_async(lambda: sender.sent, what="the lone record sent")
+    dispatcher.append(pub(2))
+    await eventually_async(lambda: sender.sent, what="the partial batch sent")
+    assert asyncio.get_running_loop().time() - began >= 0.2
     assert sender.sent[0].topic == "RMQ_SYS_TRACE_TOPIC"
+    assert len(decode_trace_data(sender.sent[0].body.decode())) == 2
     await dispatcher.shutdown()
+
+
+async def test_a_steady_trickle_still_fills_batches() -> None:
+    """Records arriving one by one while a trace send is under way wait for a full batch
+    (or the threshold), not one trace message each."""
+    sender = FakeSender()
+    dispatcher = AsyncTraceDispatcher(sender, batch_size=10, wait_time_threshold_s=60)
+    await dispatcher.start()
+    for i in range(50):
+        dispatcher.append(pub(i))
+        await asyncio.sleep(0)
+    await eventually_async(lambda: len(sender.sent) == 5, what="five full batches")
+    await dispatcher.shutdown()
+    assert [len(decode_trace_data(m.body.decode())) for m in sender.sent] == [10] * 5
 
 
 async def test_a_message_holds_at_most_max_msg_size_of_text() -> None:

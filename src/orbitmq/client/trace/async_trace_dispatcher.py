@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import time
 from collections import deque
 from typing import Final, Protocol
 
@@ -89,7 +90,8 @@ class AsyncTraceDispatcher:
         self.max_msg_size = max_msg_size
         self.wait_time_threshold_s = wait_time_threshold_s
         self.send_timeout_s = send_timeout_s
-        self._queue: deque[TraceContext] = deque()
+        #: Each record with the monotonic time it was queued at.
+        self._queue: deque[tuple[float, TraceContext]] = deque()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -107,7 +109,7 @@ class AsyncTraceDispatcher:
             if self.discard_count & (self.discard_count - 1) == 0:  # 1, 2, 4, 8 ...: not a flood
                 log.info("trace queue full: %d trace record(s) dropped", self.discard_count)
             return False
-        self._queue.append(ctx)
+        self._queue.append((time.monotonic(), ctx))
         if len(self._queue) >= self.batch_size:
             self._wake.set()
         return True
@@ -138,15 +140,25 @@ class AsyncTraceDispatcher:
             await self._send_batch()
 
     async def _run(self) -> None:
+        """Full batches go at once; a partial one when its oldest record has waited the
+        threshold (sending whatever is queued after each send would degrade into one
+        record per trace message under a steady stream of sends)."""
         while not self._stopping:
             try:
-                async with asyncio.timeout(self.wait_time_threshold_s):
+                async with asyncio.timeout(self._wait_left_s()):
                     await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
-            await self.flush()
+            while len(self._queue) >= self.batch_size or (self._queue and self._wait_left_s() <= 0):
+                await self._send_batch()
         await self.flush()
+
+    def _wait_left_s(self) -> float:
+        """How long until the oldest queued record has waited the threshold."""
+        if not self._queue:
+            return self.wait_time_threshold_s
+        return self._queue[0][0] + self.wait_time_threshold_s - time.monotonic()
 
     async def _send_batch(self) -> None:
         """One trace message of at most batch_size records and about max_msg_size text."""
@@ -155,7 +167,7 @@ class AsyncTraceDispatcher:
         size = 0
         limit = self.max_msg_size - _SIZE_MARGIN
         while self._queue and len(data) < self.batch_size and size < limit:
-            bean = encode_trace_context(self._queue.popleft())
+            bean = encode_trace_context(self._queue.popleft()[1])
             data.append(bean.trans_data)
             keys |= bean.trans_keys
             size += len(bean.trans_data)
