@@ -4,7 +4,8 @@ or the consume it records.
 
 A hook's ``append`` only puts the record in a bounded queue (RocketMQ's 1024 places); when
 the queue is full the record is dropped and counted, never waited for. A task sends what is
-queued as soon as a batch is full (100 records) and otherwise every half second (RocketMQ's
+queued as soon as a batch is full (100 records), and a partial batch once its oldest record
+has waited half a second (RocketMQ's
 waitTimeThresholdMil), each trace message holding at most 100 records and about 118 KB of
 text (RocketMQ's 128000-byte trace messages less 10000), keyed by every record's msgId and
 keys so that a query by message id finds it. A failed trace send is logged and counted, and

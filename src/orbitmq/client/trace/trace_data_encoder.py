@@ -133,22 +133,13 @@ def _record(*fields: object) -> str:
 def _encode_data(ctx: TraceContext) -> str:
     beans = ctx.trace_beans
     if ctx.trace_type is TraceType.PUB:
-        b = beans[0]
-        return _record(
-            ctx.trace_type.value,
-            ctx.timestamp_ms,
-            ctx.region_id,
-            ctx.group_name,
-            b.topic,
-            b.msg_id,
-            _text(b.tags),
-            _text(b.keys),
-            b.store_host,
-            b.body_length,
-            ctx.cost_time_ms,
-            int(b.msg_type),
-            b.offset_msg_id,
-            _bool(ctx.success),
+        # One per send: an f-string costs half what joining each field's str() does.
+        b, c = beans[0], CONTENT_SPLITOR
+        return (
+            f"Pub{c}{ctx.timestamp_ms}{c}{ctx.region_id}{c}{ctx.group_name}{c}{b.topic}{c}"
+            f"{b.msg_id}{c}{_text(b.tags)}{c}{_text(b.keys)}{c}{b.store_host}{c}"
+            f"{b.body_length}{c}{ctx.cost_time_ms}{c}{int(b.msg_type)}{c}{b.offset_msg_id}{c}"
+            f"{_bool(ctx.success)}{FIELD_SPLITOR}"
         )
     if ctx.trace_type is TraceType.SUB_BEFORE:
         return "".join(
@@ -200,11 +191,11 @@ def _encode_data(ctx: TraceContext) -> str:
 def encode_trace_context(ctx: TraceContext) -> TraceTransferBean:
     """``ctx`` as trace message text and the keys to index it under (RocketMQ's
     encoderFromContextBean)."""
-    keys: set[str] = set()
+    keys = {bean.msg_id for bean in ctx.trace_beans}
     for bean in ctx.trace_beans:
-        keys.add(bean.msg_id)
         if bean.keys:
-            keys.update(k for k in bean.keys.split(mc.KEY_SEPARATOR) if k)
+            keys.update(bean.keys.split(mc.KEY_SEPARATOR))
+    keys.discard("")  # keys separated by more than one space
     return TraceTransferBean(_encode_data(ctx), frozenset(keys))
 
 

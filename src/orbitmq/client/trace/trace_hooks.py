@@ -30,23 +30,38 @@ if TYPE_CHECKING:
 
 #: RocketMQ 4.x's property of a timed message (Aliyun's delivery time); a Delay_Msg too.
 _START_DELIVER_TIME = "__STARTDELIVERTIME"
-_DELAY_PROPERTIES = (
-    mc.PROPERTY_DELAY_TIME_LEVEL,
-    _START_DELIVER_TIME,
-    mc.PROPERTY_TIMER_DELIVER_MS,
-    mc.PROPERTY_TIMER_DELAY_MS,
+_DELAY_PROPERTIES = frozenset(
+    {
+        mc.PROPERTY_DELAY_TIME_LEVEL,
+        _START_DELIVER_TIME,
+        mc.PROPERTY_TIMER_DELIVER_MS,
+        mc.PROPERTY_TIMER_DELAY_MS,
+    }
 )
 _REQUEST_IDS = UniqueIdGenerator()
 
 
 def message_type_of(msg: Message) -> TraceMessageType:
-    """What DefaultMQProducerImpl tells its send hooks: a half, a delayed message, or a
-    normal one."""
-    if msg.properties.get(mc.PROPERTY_TRANSACTION_PREPARED) == "true":
+    """What DefaultMQProducerImpl tells its send hooks: a half, a delayed message (any
+    delay property set), or a normal one."""
+    properties = msg.properties
+    if properties.get(mc.PROPERTY_TRANSACTION_PREPARED) == "true":
         return TraceMessageType.TRANS_MSG_HALF
-    if any(msg.properties.get(key) for key in _DELAY_PROPERTIES):
+    if not properties.keys().isdisjoint(_DELAY_PROPERTIES):
         return TraceMessageType.DELAY_MSG
     return TraceMessageType.NORMAL_MSG
+
+
+def _pub_bean(msg: Message, broker_addr: str) -> TraceBean:
+    properties = msg.properties
+    return TraceBean(
+        topic=msg.topic,
+        tags=properties.get(mc.PROPERTY_TAGS),
+        keys=properties.get(mc.PROPERTY_KEYS),
+        store_host=broker_addr,
+        body_length=len(msg.body),
+        msg_type=message_type_of(msg),
+    )
 
 
 class SendMessageTraceHook:
@@ -58,20 +73,11 @@ class SendMessageTraceHook:
         self._clock = clock
 
     def send_message_before(self, context: SendContext) -> None:
-        messages = context.message if isinstance(context.message, list) else [context.message]
+        message = context.message
+        messages = message if isinstance(message, list) else (message,)
         if messages[0].topic.startswith(self._dispatcher.trace_topic):
             return  # a trace message: never traced itself
-        beans = [
-            TraceBean(
-                topic=m.topic,
-                tags=m.tags,
-                keys=m.properties.get(mc.PROPERTY_KEYS),
-                store_host=context.broker_addr,
-                body_length=len(m.body),
-                msg_type=message_type_of(m),
-            )
-            for m in messages
-        ]
+        beans = [_pub_bean(m, context.broker_addr) for m in messages]
         context.mq_trace_context = TraceContext(
             TraceType.PUB,
             timestamp_ms=self._clock.now_ms(),
@@ -88,9 +94,16 @@ class SendMessageTraceHook:
             return
         beans = pub.trace_beans
         cost_ms = (self._clock.now_ms() - pub.timestamp_ms) // len(beans)
-        batch = len(beans) > 1
-        msg_ids = result.msg_id.split(",") if batch else [result.msg_id]
-        offset_ids = result.offset_msg_id.split(",") if batch else [result.offset_msg_id]
+        success = result.send_status is SendStatus.SEND_OK
+        if len(beans) == 1:  # the common case: the record is the context itself
+            bean = beans[0]
+            bean.msg_id, bean.offset_msg_id = result.msg_id, result.offset_msg_id
+            bean.store_time_ms = pub.timestamp_ms + cost_ms // 2
+            pub.region_id, pub.cost_time_ms, pub.success = result.region_id, cost_ms, success
+            self._dispatcher.append(pub)
+            return
+        msg_ids = result.msg_id.split(",")
+        offset_ids = result.offset_msg_id.split(",")
         for i, bean in enumerate(beans):
             bean.msg_id = msg_ids[i] if i < len(msg_ids) else ""
             bean.offset_msg_id = offset_ids[i] if i < len(offset_ids) else ""
@@ -102,7 +115,7 @@ class SendMessageTraceHook:
                     region_id=result.region_id,
                     group_name=pub.group_name,
                     cost_time_ms=cost_ms,
-                    success=result.send_status is SendStatus.SEND_OK,
+                    success=success,
                     trace_beans=[bean],
                 )
             )
