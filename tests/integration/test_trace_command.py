@@ -89,6 +89,13 @@ def test_no_trace_says_so(cluster: ThreadedCluster) -> None:
     assert "no trace of message 0A0000000000000000000000000000FF" in result.output
 
 
+def test_an_unknown_trace_topic_is_one_line_and_exit_1(cluster: ThreadedCluster) -> None:
+    result = invoke("-n", cluster.namesrv_addr, "-i", "X", "-t", "NoSuchTraceTopic")
+    assert result.exit_code == 1
+    assert result.output.startswith("orbitmq: error: trace topic NoSuchTraceTopic does not ex")
+    assert len(result.output.strip().splitlines()) == 1
+
+
 def test_a_wrong_name_server_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAMESRV_ADDR", "127.0.0.1:1")
     result = invoke("-i", "X")

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orbitmq.cli.console import fail
-from orbitmq.client import AdminClient, ClientConfig
+from orbitmq.client import AdminClient, ClientConfig, NoRouteError
 from orbitmq.client.trace import DEFAULT_TRACE_TOPIC, MessageTrace
 from orbitmq.common import OrbitError
 
@@ -123,6 +123,11 @@ def query_msg_trace_by_id(
 
     try:
         trace = run(query())
+    except NoRouteError:
+        fail(
+            f"trace topic {trace_topic} does not exist: no client wrote a trace to it yet, "
+            "and no broker creates it (broker.conf traceTopicEnable=true)"
+        )
     except (OrbitError, OSError, TimeoutError) as exc:
         fail(" ".join(str(exc).split()) or type(exc).__name__)
     if as_json:
