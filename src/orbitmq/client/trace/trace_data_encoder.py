@@ -19,7 +19,7 @@ record's last field, so it must never be empty). The decoder also reads the shor
 older clients wrote: Pub of 13 fields (no offsetMsgId) and of 15 (a client host at the
 end), SubAfter of 6 (no contextCode), 7 (no timestamp, no group) and 8 (no group).
 
-Plain data and pure functions: safe from any thread or task.
+The functions are pure: safe from any thread or task.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ class TraceMessageType(enum.IntEnum):
 
 @dataclass(slots=True)
 class TraceBean:
-    """One message of a record (RocketMQ's TraceBean)."""
+    """One message of a record (RocketMQ's TraceBean). Mutable: the hook that builds it
+    fills in the ids when the send is answered; one task at a time."""
 
     topic: str = ""
     msg_id: str = ""
@@ -95,7 +96,8 @@ class TraceBean:
 class TraceContext:
     """One trace record (RocketMQ's TraceContext): what happened, when, in which group, how
     long it took; Pub and EndTransaction records hold one bean, SubBefore and SubAfter one
-    per message of the listener call (each written as a record of its own)."""
+    per message of the listener call (each written as a record of its own). Mutable until
+    appended to a dispatcher, which owns it from then on; one task at a time."""
 
     trace_type: TraceType
     timestamp_ms: int = 0
