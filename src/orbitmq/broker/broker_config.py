@@ -18,6 +18,7 @@ from orbitmq.common.config_binding import bind_properties, snake_case
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
+from orbitmq.common.topic import RMQ_SYS_TRACE_TOPIC
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT
@@ -95,6 +96,11 @@ class BrokerConfig:
     #: Keys UPDATE_BROKER_CONFIG may not change, ';'-separated (RocketMQ's default);
     #: brokerConfigPath, rocketmqHome and configBlackList are refused whatever it says.
     config_black_list: str = "configBlackList;brokerConfigPath"
+
+    #: Message trace (R41): the broker creates the trace topic ``msg_trace_topic_name`` at
+    #: start (one queue, read and write), where clients with trace on send their records.
+    trace_topic_enable: bool = False
+    msg_trace_topic_name: str = RMQ_SYS_TRACE_TOPIC
 
     @property
     def namesrv_addresses(self) -> list[str]:

@@ -33,6 +33,8 @@ from orbitmq.client.group_admin import GroupAdmin
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
 from orbitmq.client.producer import Producer
 from orbitmq.client.queue_reader import QueueReader
+from orbitmq.client.trace.message_trace import MessageTrace, message_trace
+from orbitmq.client.trace.trace_data_encoder import DEFAULT_TRACE_TOPIC
 from orbitmq.common import (
     AsyncLifetime,
     MessageExt,
@@ -566,6 +568,22 @@ class AdminClient(GroupAdmin, AsyncLifetime):
         if not found:
             raise MQClientError(f"no message with unique id {uniq_id} in topic {topic}")
         return found[0]
+
+    async def query_msg_trace_by_id(
+        self,
+        msg_id: str,
+        trace_topic: str = DEFAULT_TRACE_TOPIC,
+        *,
+        max_num: int = 64,
+        begin_ms: int = 0,
+        end_ms: int | None = None,
+    ) -> MessageTrace:
+        """The trace of message ``msg_id`` (its unique id, what send() returns as msg_id):
+        who sent it and where it was stored, which groups consumed it, when and with what
+        result (mqadmin queryMsgTraceById: the trace messages of ``trace_topic`` indexed
+        under the id, at most ``max_num`` of them, stored in [begin_ms, end_ms])."""
+        found = await self.query_messages_by_key(trace_topic, msg_id, max_num, begin_ms, end_ms)
+        return message_trace(msg_id, found)
 
     # -- dead letters ---------------------------------------------------------------------
 

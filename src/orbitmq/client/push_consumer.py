@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 
 from orbitmq.client.broker_offsets import offset_store_for
 from orbitmq.client.client_admin_processor import consume_directly
-from orbitmq.client.consume_message_hook import ConsumeMessageContext, ConsumeMessageHook
 from orbitmq.client.consume_service import (
     ConcurrentConsumeService,
     ConsumeService,
@@ -94,7 +92,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             clock=clock,
         )
         self.process_queues: dict[MessageQueue, ProcessQueue] = {}
-        self.hooks: list[ConsumeMessageHook] = []
         self._listener: Listener | None = None
         self._orderly = False
         self._consume_service: ConsumeService | None = None
@@ -116,9 +113,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         retry. ``orderly`` gives each queue's messages one at a time in offset order."""
         self._listener = listener
         self._orderly = orderly
-
-    def register_consume_hook(self, hook: ConsumeMessageHook) -> None:
-        self.hooks.append(hook)
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -143,6 +137,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         self.instance.register_consumer(self)
         try:
             await self.instance.start()
+            await self._start_trace()
             await self.rebalance.fetch_routes()  # a dead or wrong name server raises
             await self._check_client_in_broker()  # a broker refusing SQL92 raises
         except BaseException:
@@ -181,6 +176,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         no consume threads, no connections of its own."""
         assert self._consume_service is not None
         await self._consume_service.shutdown()
+        await self._stop_trace()
         await self.instance.unregister_consumer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
@@ -201,6 +197,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             await self.unlock_all()
         for pq in self.process_queues.values():
             pq.dropped = True
+        await self._stop_trace()
         await self.instance.unregister_consumer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
@@ -404,19 +401,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             if mq.topic in (msg.topic, retry_topic(self.group)) and mq.queue_id == msg.queue_id:
                 return mq.broker_name
         return ""
-
-    def before_consume(
-        self, messages: Sequence[MessageExt], mq: MessageQueue
-    ) -> ConsumeMessageContext:
-        context = ConsumeMessageContext(self.group, mq, messages)
-        for hook in self.hooks:
-            hook.consume_message_before(context)
-        return context
-
-    def after_consume(self, context: ConsumeMessageContext, success: bool) -> None:
-        context.success = success
-        for hook in self.hooks:
-            hook.consume_message_after(context)
 
     # -- periodic duties ---------------------------------------------------------------------
 

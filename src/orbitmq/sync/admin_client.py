@@ -54,6 +54,7 @@ class AdminClient(Facade[AsyncAdminClient]):
     view_message = blocking(AsyncAdminClient.view_message)
     query_messages_by_key = blocking(AsyncAdminClient.query_messages_by_key)
     query_message_by_unique_id = blocking(AsyncAdminClient.query_message_by_unique_id)
+    query_msg_trace_by_id = blocking(AsyncAdminClient.query_msg_trace_by_id)
     dead_letters = blocking(AsyncAdminClient.dead_letters)
     resend_dead_letters = blocking(AsyncAdminClient.resend_dead_letters)
     update_subscription_group = blocking(_admin(AsyncAdminClient.update_subscription_group))
