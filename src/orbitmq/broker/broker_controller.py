@@ -96,6 +96,9 @@ class BrokerController(AsyncLifetime):
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self._build_managers(clock, fs)
+        self._build_clients(clock)
+        self._build_delivery(clock, fs)
+        self._build_replication(fs)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -128,8 +131,8 @@ class BrokerController(AsyncLifetime):
         self.remoting_server.table.rpc_latency = self.metrics_manager.rpc_latency
 
     def _build_managers(self, clock: Clock, fs: FileSystem) -> None:
-        """The store, the managers of persisted metadata, the client registry and the
-        services around them (RocketMQ's ``BrokerController`` constructor)."""
+        """The store and the managers of persisted metadata (RocketMQ's ``BrokerController``
+        constructor, split in the four ``_build_*`` steps ``__init__`` runs in order)."""
         broker_config, store_config = self.broker_config, self.store_config
         self.topic_config_manager = TopicConfigManager(
             broker_config,
@@ -152,6 +155,11 @@ class BrokerController(AsyncLifetime):
             fs=fs,
             message_arriving_listener=self._message_arriving,
         )
+
+    def _build_delivery(self, clock: Clock, fs: FileSystem) -> None:
+        """The services that put into the store on a master's behalf: delayed and timer
+        delivery, transactions and their checks."""
+        broker_config, store_config = self.broker_config, self.store_config
         # A slave takes no writes: only a master delivers delayed messages.
         self.schedule_message_service: ScheduleMessageService | None = None
         if store_config.broker_role is not BrokerRole.SLAVE:
@@ -170,13 +178,6 @@ class BrokerController(AsyncLifetime):
                 self.message_store, store_config, clock=clock, fs=fs
             )
         self.transactional_message_service = TransactionalMessageService(self.message_store)
-        # The client registry (heartbeats); consumers hear of their group's changes.
-        self.consumer_manager = ConsumerManager(
-            ConsumerIdsChangeNotifier(lambda: broker_config.notify_consumer_ids_changed_enable),
-            clock=clock,
-        )
-        self.producer_manager = ProducerManager(clock=clock)
-        self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
         # As delivery: only a master asks producers about halves and stores their outcome.
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         if store_config.broker_role is not BrokerRole.SLAVE:
@@ -188,12 +189,27 @@ class BrokerController(AsyncLifetime):
                 broker_config,
                 clock=clock,
             )
+
+    def _build_clients(self, clock: Clock) -> None:
+        """The registries of connected clients, queue locks and the traffic counters."""
+        broker_config = self.broker_config
+        # The client registry (heartbeats); consumers hear of their group's changes.
+        self.consumer_manager = ConsumerManager(
+            ConsumerIdsChangeNotifier(lambda: broker_config.notify_consumer_ids_changed_enable),
+            clock=clock,
+        )
+        self.producer_manager = ProducerManager(clock=clock)
+        self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
         # Traffic counters: fed by the send, pull and send-back paths, read by admin requests.
         self.broker_stats_manager = BrokerStatsManager(
             broker_config.broker_cluster_name, clock=clock
         )
         self.store_stats_service = StoreStatsService(self.broker_stats_manager, clock=clock)
+
+    def _build_replication(self, fs: FileSystem) -> None:
+        """Replication and the name-server registration that tells a slave its master."""
+        broker_config, store_config = self.broker_config, self.store_config
         # Where a slave's master is: learned from each registration's answer (RocketMQ's
         # RegisterBrokerResult), read by the metadata sync and the HA client.
         self.master_address = MasterAddress()
@@ -288,6 +304,15 @@ class BrokerController(AsyncLifetime):
             stats=self.broker_stats_manager,
         )
         self.query_message_processor = QueryMessageProcessor(store_config, store)
+        self._build_admin_processors()
+
+    def _build_admin_processors(self) -> None:
+        """The admin requests' processors."""
+        broker_config, store_config, store = (
+            self.broker_config,
+            self.store_config,
+            self.message_store,
+        )
         # Admin requests and the orderly-consumption queue locks (RocketMQ's
         # AdminBrokerProcessor on its adminBrokerExecutor).
         self.admin_broker_processor = AdminBrokerProcessor(

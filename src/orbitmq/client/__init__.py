@@ -18,6 +18,7 @@ from orbitmq.client.allocate_strategy import (
     message_queue_key,
 )
 from orbitmq.client.backoff import Backoff
+from orbitmq.client.broker_admin import BrokerAdmin
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
 from orbitmq.client.consume_message_hook import (
     ConsumeMessageContext,
@@ -98,6 +99,7 @@ __all__ = [
     "AllocateMessageQueueConsistentHash",
     "AllocateMessageQueueStrategy",
     "Backoff",
+    "BrokerAdmin",
     "ClientConfig",
     "ConsistentHashRouter",
     "ConsumeContext",

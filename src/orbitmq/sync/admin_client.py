@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 from orbitmq.client import AdminClient as AsyncAdminClient
-from orbitmq.client import ClientConfig, GroupAdmin
+from orbitmq.client import BrokerAdmin, ClientConfig, GroupAdmin
 from orbitmq.sync.facade import DEFAULT_CALL_TIMEOUT_S, Facade, blocking
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
+@overload
 def _admin(
     method: Callable[Concatenate[GroupAdmin, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]: ...
+@overload
+def _admin(
+    method: Callable[Concatenate[BrokerAdmin, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]: ...
+def _admin(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]],
 ) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]:
-    """A ``GroupAdmin`` method as one of ``AdminClient`` (which is a GroupAdmin), so the
-    facade wraps it for the admin client it owns."""
+    """A mixin's method (``GroupAdmin``, ``BrokerAdmin``) as one of ``AdminClient``, which
+    is both, so the facade wraps it for the admin client it owns."""
     return method
 
 
@@ -49,7 +57,7 @@ class AdminClient(Facade[AsyncAdminClient]):
     topic_status = blocking(AsyncAdminClient.topic_status)
     consumer_progress = blocking(AsyncAdminClient.consumer_progress)
     consumer_ids = blocking(AsyncAdminClient.consumer_ids)
-    group_get_nums = blocking(AsyncAdminClient.group_get_nums)
+    group_get_nums = blocking(_admin(AsyncAdminClient.group_get_nums))
     reset_offset_by_timestamp = blocking(AsyncAdminClient.reset_offset_by_timestamp)
     view_message = blocking(AsyncAdminClient.view_message)
     query_messages_by_key = blocking(AsyncAdminClient.query_messages_by_key)
@@ -72,10 +80,10 @@ class AdminClient(Facade[AsyncAdminClient]):
     put_kv_config = blocking(_admin(AsyncAdminClient.put_kv_config))
     delete_kv_config = blocking(_admin(AsyncAdminClient.delete_kv_config))
     get_kv_config = blocking(_admin(AsyncAdminClient.get_kv_config))
-    broker_config = blocking(AsyncAdminClient.broker_config)
-    update_broker_config = blocking(AsyncAdminClient.update_broker_config)
-    broker_runtime_info = blocking(AsyncAdminClient.broker_runtime_info)
-    view_stats = blocking(AsyncAdminClient.view_stats)
-    broker_consume_stats = blocking(AsyncAdminClient.broker_consume_stats)
-    clean_expired_cq = blocking(AsyncAdminClient.clean_expired_cq)
-    query_cq = blocking(AsyncAdminClient.query_cq)
+    broker_config = blocking(_admin(AsyncAdminClient.broker_config))
+    update_broker_config = blocking(_admin(AsyncAdminClient.update_broker_config))
+    broker_runtime_info = blocking(_admin(AsyncAdminClient.broker_runtime_info))
+    view_stats = blocking(_admin(AsyncAdminClient.view_stats))
+    broker_consume_stats = blocking(_admin(AsyncAdminClient.broker_consume_stats))
+    clean_expired_cq = blocking(_admin(AsyncAdminClient.clean_expired_cq))
+    query_cq = blocking(_admin(AsyncAdminClient.query_cq))
