@@ -50,7 +50,6 @@ from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
-from orbitmq.protocol import RequestCode
 from orbitmq.remoting import (
     DEFAULT_CAPACITY,
     RemotingServer,
@@ -393,59 +392,27 @@ class BrokerController(AsyncLifetime):
             "HeartbeatExecutor", config.heartbeat_thread_pool_queue_capacity
         )
         # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
-        consumer_manage = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
+        consumer = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
         admin = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
         self.executors.update(send=send, pull=pull, query=query)
-        send_p, pull_p = self.send_message_processor, self.pull_message_processor
-        send_back_p, end_tx_p = self.send_message_back_processor, self.end_transaction_processor
-        query_p, client_p = self.query_message_processor, self.client_manage_processor
-        consumer_p, admin_p = self.consumer_manage_processor, self.admin_broker_processor
-        stats_p, group_p = self.admin_stats_processor, self.admin_group_processor
-        runtime_p = self.admin_runtime_processor
+        # Each processor answers the codes of its group in protocol.processor_codes.
+        served: list[tuple[RequestProcessor, frozenset[int], RequestExecutor]] = [
+            (self.send_message_processor, SendMessageProcessor.REQUEST_CODES, send),
+            (self.send_message_back_processor, SendMessageBackProcessor.REQUEST_CODES, send),
+            (self.end_transaction_processor, EndTransactionProcessor.REQUEST_CODES, send),
+            (self.query_message_processor, QueryMessageProcessor.REQUEST_CODES, query),
+            (self.pull_message_processor, PullMessageProcessor.REQUEST_CODES, pull),
+            (self.client_manage_processor, ClientManageProcessor.REQUEST_CODES, heartbeat),
+            (self.consumer_manage_processor, ConsumerManageProcessor.REQUEST_CODES, consumer),
+            (self.admin_broker_processor, AdminBrokerProcessor.REQUEST_CODES, admin),
+            (self.admin_stats_processor, AdminStatsProcessor.REQUEST_CODES, admin),
+            (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
+            (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
+        ]
         return [
-            (RequestCode.SEND_MESSAGE, send_p, send),
-            (RequestCode.SEND_MESSAGE_V2, send_p, send),
-            (RequestCode.SEND_BATCH_MESSAGE, send_p, send),
-            (RequestCode.CONSUMER_SEND_MSG_BACK, send_back_p, send),
-            (RequestCode.END_TRANSACTION, end_tx_p, send),
-            (RequestCode.QUERY_MESSAGE, query_p, query),
-            (RequestCode.VIEW_MESSAGE_BY_ID, query_p, query),
-            (RequestCode.PULL_MESSAGE, pull_p, pull),
-            (RequestCode.HEART_BEAT, client_p, heartbeat),
-            (RequestCode.UNREGISTER_CLIENT, client_p, heartbeat),
-            (RequestCode.CHECK_CLIENT_CONFIG, client_p, heartbeat),
-            (RequestCode.GET_CONSUMER_LIST_BY_GROUP, consumer_p, consumer_manage),
-            (RequestCode.QUERY_CONSUMER_OFFSET, consumer_p, consumer_manage),
-            (RequestCode.UPDATE_CONSUMER_OFFSET, consumer_p, consumer_manage),
-            (RequestCode.GET_MAX_OFFSET, admin_p, admin),
-            (RequestCode.GET_MIN_OFFSET, admin_p, admin),
-            (RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, admin_p, admin),
-            (RequestCode.GET_EARLIEST_MSG_STORETIME, admin_p, admin),
-            (RequestCode.UPDATE_AND_CREATE_TOPIC, admin_p, admin),
-            (RequestCode.DELETE_TOPIC_IN_BROKER, admin_p, admin),
-            (RequestCode.GET_ALL_TOPIC_CONFIG, admin_p, admin),
-            (RequestCode.GET_ALL_CONSUMER_OFFSET, admin_p, admin),
-            (RequestCode.GET_ALL_DELAY_OFFSET, admin_p, admin),
-            (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, admin_p, admin),
-            (RequestCode.LOCK_BATCH_MQ, admin_p, admin),
-            (RequestCode.UNLOCK_BATCH_MQ, admin_p, admin),
-            (RequestCode.GET_TOPIC_STATS_INFO, stats_p, admin),
-            (RequestCode.GET_CONSUME_STATS, stats_p, admin),
-            (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
-            (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
-            (RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, group_p, admin),
-            (RequestCode.GET_CONSUMER_CONNECTION_LIST, group_p, admin),
-            (RequestCode.GET_PRODUCER_CONNECTION_LIST, group_p, admin),
-            (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, group_p, admin),
-            (RequestCode.GET_CONSUMER_RUNNING_INFO, group_p, admin),
-            (RequestCode.CONSUME_MESSAGE_DIRECTLY, group_p, admin),
-            (RequestCode.UPDATE_BROKER_CONFIG, runtime_p, admin),
-            (RequestCode.GET_BROKER_CONFIG, runtime_p, admin),
-            (RequestCode.GET_BROKER_RUNTIME_INFO, runtime_p, admin),
-            (RequestCode.VIEW_BROKER_STATS_DATA, runtime_p, admin),
-            (RequestCode.GET_BROKER_CONSUME_STATS, runtime_p, admin),
-            (RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, runtime_p, admin),
-            (RequestCode.QUERY_CONSUME_QUEUE, runtime_p, admin),
+            (code, processor, executor)
+            for processor, codes, executor in served
+            for code in sorted(codes)
         ]
 
     def _schedule_offsets(self) -> dict[int, int]:
