@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from orbitmq.protocol import RequestCode
+from orbitmq.broker.pull_message_processor import PullMessageProcessor
 from orbitmq.remoting import RemotingServer, RequestExecutor, RequestProcessor
 
-#: What RocketMQ's ``BrokerController.registerProcessor`` registers on its main server only.
-#: Such a request on this port falls to the default (admin) processor, which answers
-#: REQUEST_CODE_NOT_SUPPORTED " request type 11 not supported": our table answers the same
-#: for a code it does not hold.
-MAIN_SERVER_ONLY_CODES: Final = frozenset({RequestCode.PULL_MESSAGE})
+#: What RocketMQ's ``BrokerController.registerProcessor`` registers on its main server only:
+#: the pull processor's codes. Such a request on this port falls to the default (admin)
+#: processor, which answers REQUEST_CODE_NOT_SUPPORTED " request type 11 not supported": our
+#: table answers the same for a code it does not hold.
+MAIN_SERVER_ONLY_CODES: Final = PullMessageProcessor.REQUEST_CODES
 
 
 def fast_listen_port(listen_port: int) -> int:
