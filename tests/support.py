@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import resource
+import socket
 import subprocess
 import sys
 import time
@@ -225,3 +226,21 @@ class LogRecordWaiter(logging.Handler):
 
     def at_least(self, level: int) -> list[str]:
         return [r.getMessage() for r in self.records if r.levelno >= level]
+
+
+def free_port_pair(host: str = "127.0.0.1") -> int:
+    """A port P with P and P - 2 both free on ``host`` just now: a broker's listenPort
+    whose VIP channel port (listenPort - 2) is free too."""
+    for _ in range(50):
+        with socket.socket() as main:
+            main.bind((host, 0))
+            port = int(main.getsockname()[1])
+            if port < 3:
+                continue
+            with socket.socket() as vip:
+                try:
+                    vip.bind((host, port - 2))
+                except OSError:
+                    continue
+                return port
+    raise AssertionError("no free port pair found")

@@ -23,6 +23,7 @@ from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
 from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerManager
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
+from orbitmq.broker.fast_remoting_server import FastRemotingServer
 from orbitmq.broker.master_address import MasterAddress
 from orbitmq.broker.metrics import BrokerMetricsManager
 from orbitmq.broker.namesrv_registration_service import (
@@ -65,7 +66,8 @@ class BrokerController(AsyncLifetime):
     """Owns one broker: its ``MessageStore``, ``TopicConfigManager``,
     ``SubscriptionGroupManager``, ``ConsumerOffsetManager``, ``ScheduleMessageService``,
     ``TransactionalMessageCheckService``, processors, ``RemotingServer``, the
-    consumer-offset persist task and the name-server registration.
+    consumer-offset persist task and the name-server registration. It listens on two ports:
+    ``listen_port`` and the VIP channel (``FastRemotingServer``, listenPort - 2).
 
     ``start`` loads the metadata and the store (recovery), starts the store and the
     long-polling service, listens, then registers with the name servers; ``stop``
@@ -107,8 +109,16 @@ class BrokerController(AsyncLifetime):
         self.registrations = self._registration_table()
         for code, processor, executor in self.registrations:
             self.remoting_server.table.register_processor(code, processor, executor)
+        # RocketMQ's second port: its clients' VIP channel and its slaves' topic sync.
+        self.fast_remoting_server = FastRemotingServer(
+            broker_config.bind_address,
+            broker_config.listen_port,
+            self.registrations,
+            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
+        )
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
+        self.fast_remoting_server.add_listener(self.client_housekeeping)
         self._build_metrics(clock)
         self._persist_task: asyncio.Task[None] | None = None
 
@@ -445,13 +455,32 @@ class BrokerController(AsyncLifetime):
         return self.remoting_server.port
 
     @property
+    def fast_port(self) -> int:
+        """The VIP channel's bound port (listenPort - 2; any free one with 0), once started."""
+        return self.fast_remoting_server.port
+
+    @property
     def address(self) -> str:
         return f"{self.broker_config.broker_ip1}:{self.port}"
 
-    async def start(self) -> None:
-        # The port first: a busy port fails before the store is touched. Connections are
-        # refused until everything is loaded (``bind`` does not accept yet).
+    async def bind(self) -> None:
+        """Both ports, not accepting yet: a busy one fails (OSError) and neither is held."""
         await self.remoting_server.bind()
+        try:
+            await self.fast_remoting_server.bind()
+        except BaseException:
+            await self.remoting_server.stop()
+            raise
+
+    async def unbind(self) -> None:
+        """Give both ports back (after ``bind``, when ``start`` is not to follow)."""
+        await self.fast_remoting_server.stop()
+        await self.remoting_server.stop()
+
+    async def start(self) -> None:
+        # The ports first: a busy port fails before the store is touched. Connections are
+        # refused until everything is loaded (``bind`` does not accept yet).
+        await self.bind()
         # The store host written into messages and their offset msgIds carries the bound
         # port (known only now with listen_port 0).
         self.message_store.commit_log.set_store_host((self.broker_config.broker_ip1, self.port))
@@ -468,13 +497,14 @@ class BrokerController(AsyncLifetime):
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
             await self.remoting_server.start()
+            await self.fast_remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
             self.metrics_manager.start()
         except BaseException:
             await self.metrics_manager.stop()
             await self._stop_transactional_message_check_service()
-            await self.remoting_server.stop()
+            await self.unbind()
             await self.client_housekeeping.stop()
             await self.pull_request_hold_service.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
@@ -531,7 +561,7 @@ class BrokerController(AsyncLifetime):
         await self.metrics_manager.stop()
         await self.broker_stats_manager.stop()
         await self.store_stats_service.stop()
-        await self.remoting_server.stop()
+        await self.unbind()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()

@@ -162,8 +162,9 @@ class BrokerOuterAPI:
     # -- a slave's copy of its master's metadata (RocketMQ's SlaveSynchronize) --------------
 
     async def get_all_topic_config(self, master_addr: str) -> TopicConfigSerializeWrapper:
-        """GET_ALL_TOPIC_CONFIG (21). RocketMQ asks it on the master's VIP port (listenPort
-        - 2); OrbitMQ has none, and every master also answers it on its listen port."""
+        """GET_ALL_TOPIC_CONFIG (21). RocketMQ 4.9.8 asks it on the master's VIP port
+        (listenPort - 2), which an OrbitMQ master serves too; we ask the listen port: it is
+        the address the name server gives, and a master on port 0 has its VIP port elsewhere."""
         body = await self._get_all(master_addr, RequestCode.GET_ALL_TOPIC_CONFIG)
         return TopicConfigSerializeWrapper.from_json(body)
 

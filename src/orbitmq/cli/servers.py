@@ -142,10 +142,13 @@ def broker(
         controller = BrokerController(broker_config, store_config, config_path=config_path)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
-        _warn_if_exposed(broker_config.bind_address, f"port {controller.port}")
+        _warn_if_exposed(
+            broker_config.bind_address, f"ports {controller.port} and {controller.fast_port}"
+        )
         say(
             f"OrbitMQ broker ready: {controller.address} "
             f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
+            f"VIP channel port {controller.fast_port}, "
             f"listening on {_listening_on(broker_config.bind_address)}, "
             f"name servers: {names}, data in {store_config.store_path_root_dir}"
         )
@@ -305,12 +308,12 @@ def start(
             broker_controller = BrokerController(
                 broker_config, embedded.store, config_path=config_path
             )
-            await broker_controller.remoting_server.bind()
+            await broker_controller.bind()
             await namesrv_controller.start()
             await broker_controller.start()
         except BaseException:
             if broker_controller is not None:
-                await broker_controller.remoting_server.stop()
+                await broker_controller.unbind()
             await namesrv_controller.stop()
             raise
         started_broker = broker_controller
@@ -323,7 +326,8 @@ def start(
 
         _warn_if_exposed(
             broker_config.bind_address,
-            f"ports {namesrv_controller.port} and {started_broker.port}",
+            f"ports {namesrv_controller.port}, {started_broker.port} and "
+            f"{started_broker.fast_port}",
         )
         say(
             f"OrbitMQ ready: name server {namesrv_controller.address}, "
