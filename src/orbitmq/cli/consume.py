@@ -1,7 +1,8 @@
 """``orbitmq consume -t TOPIC -g GROUP``: consume as a member of a group and print each
 message as it arrives (tail -f style), committing what was printed; ``--count N`` stops after
-N messages, Ctrl-C at any time. ``--from`` says where a group with no committed offset starts
-(RocketMQ's consumeFromWhere): first, last, or a time."""
+N messages, Ctrl-C at any time. Without ``--from`` the group goes on from its committed
+offsets (a new group from each queue's start while that still holds offset 0, as RocketMQ's
+brokers answer); ``--from first|last|TIME`` first moves the group's offsets there."""
 
 from __future__ import annotations
 
@@ -13,28 +14,27 @@ import click
 from orbitmq.cli.message_view import message_row
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import FORMS
-from orbitmq.client import LitePullConsumer, LitePullConsumerConfig
+from orbitmq.client import LitePullConsumer, LitePullConsumerConfig, QueueReader
 from orbitmq.common import SUB_ALL
-from orbitmq.protocol import ConsumeFromWhere
 
 #: How long one poll waits before polling again (Ctrl-C is seen between polls too).
 _POLL_S: Final = 1.0
 
 
-def consumer_config(session: Session, start: str, count: int | None) -> LitePullConsumerConfig:
-    """Where a new group starts (``first``, ``last`` or a time); with a ``count``, one
-    message per pull, so that the group's offset stops exactly after the last one printed."""
-    config = LitePullConsumerConfig()
-    if count is not None:
-        config.pull_batch_size = 1
-    if start == "first":
-        config.consume_from_where = ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
-    elif start == "last":
-        config.consume_from_where = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
-    else:
-        config.consume_from_where = ConsumeFromWhere.CONSUME_FROM_TIMESTAMP
-        config.consume_timestamp_ms = session.timestamp_ms(start, "--from")
-    return config
+async def move_group_to(
+    session: Session, topic: str, group: str, start: str, timestamp_ms: int | None
+) -> None:
+    """Commit ``group``'s offset of every queue of ``topic`` at the first message stored at
+    or after ``timestamp_ms``, or (None) at ``start``: ``first`` (the queue's min offset) or
+    ``last`` (its max offset); as resetOffsetByTime does for a group with no consumer
+    online."""
+    async with QueueReader(client_config=session.client_config()) as reader:
+        for mq, (low, high) in sorted((await reader.queue_offsets(topic)).items()):
+            if timestamp_ms is not None:
+                offset = await reader.search_offset(mq, timestamp_ms)
+            else:
+                offset = low if start == "first" else high
+            await reader.commit_offset(group, mq, offset)
 
 
 async def consume_rows(
@@ -70,13 +70,22 @@ async def consume_rows(
 @click.option("--body/--no-body", default=True, show_default=True, help="Print bodies.")
 @session_options
 def consume(
-    session: Session, topic: str, group: str, expression: str, start: str,
+    session: Session, topic: str, group: str, expression: str, start: str | None,
     count: int | None, body: bool,
 ) -> None:  # fmt: skip
     """Consume a topic as a group member and print messages as they arrive."""
-    config = consumer_config(session, start, count)
+    # With a count, one message per pull, so that the group's committed offset stops
+    # exactly after the last message printed.
+    config = LitePullConsumerConfig()
+    if count is not None:
+        config.pull_batch_size = 1
+    timestamp_ms = None
+    if start not in (None, "first", "last"):
+        timestamp_ms = session.timestamp_ms(start, "--from")
 
     async def run() -> int:
+        if start is not None:
+            await move_group_to(session, topic, group, start, timestamp_ms)
         consumer = LitePullConsumer(group, client_config=session.client_config(), config=config)
         consumer.subscribe(topic, expression)
         async with consumer:

@@ -122,6 +122,8 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, bytes | bytearray):
         return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={_cell(v)}" for k, v in value.items())
     if isinstance(value, list | tuple | set | frozenset):
         return ", ".join(_cell(v) for v in value)
     return str(value)
