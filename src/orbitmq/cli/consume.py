@@ -1,12 +1,18 @@
-"""``orbitmq consume -t TOPIC -g GROUP``: consume as a member of a group and print each
-message as it arrives (tail -f style), committing what was printed; ``--count N`` stops after
-N messages, Ctrl-C at any time. Without ``--from`` the group goes on from its committed
-offsets (a new group from each queue's start while that still holds offset 0, as RocketMQ's
-brokers answer); ``--from first|last|TIME`` first moves the group's offsets there."""
+"""``orbitmq consume -t TOPIC -g GROUP``: read a topic on behalf of a group and print each
+message as it arrives (tail -f style), committing the group's offset of each queue after what
+was printed; ``--count N`` stops after N messages, Ctrl-C at any time.
+
+It reads every queue of the topic itself, as mqadmin's consumeMessage does: it does not join
+the group's rebalance, so stop the group's consumers first, or use a group of its own. Without
+``--from`` each queue starts at the group's committed offset, or at its end when the group has
+none (CONSUME_FROM_LAST_OFFSET; the broker answers 0 for a queue that still starts at 0, as
+RocketMQ's does); ``--from first|last|TIME`` says where."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from dataclasses import dataclass
 from typing import Final
 
 import click
@@ -14,43 +20,84 @@ import click
 from orbitmq.cli.message_view import message_row
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import FORMS
-from orbitmq.client import LitePullConsumer, LitePullConsumerConfig, QueueReader
-from orbitmq.common import SUB_ALL
+from orbitmq.client import OffsetNotFoundError, QueueReader
+from orbitmq.common import SUB_ALL, MessageQueue
 
-#: How long one poll waits before polling again (Ctrl-C is seen between polls too).
-_POLL_S: Final = 1.0
-
-
-async def move_group_to(
-    session: Session, topic: str, group: str, start: str, timestamp_ms: int | None
-) -> None:
-    """Commit ``group``'s offset of every queue of ``topic`` at the first message stored at
-    or after ``timestamp_ms``, or (None) at ``start``: ``first`` (the queue's min offset) or
-    ``last`` (its max offset); as resetOffsetByTime does for a group with no consumer
-    online."""
-    async with QueueReader(client_config=session.client_config()) as reader:
-        for mq, (low, high) in sorted((await reader.queue_offsets(topic)).items()):
-            if timestamp_ms is not None:
-                offset = await reader.search_offset(mq, timestamp_ms)
-            else:
-                offset = low if start == "first" else high
-            await reader.commit_offset(group, mq, offset)
+#: How long to wait before looking again when no queue had anything new.
+_POLL_S: Final = 0.5
 
 
-async def consume_rows(
-    session: Session, consumer: LitePullConsumer, count: int | None, body: bool
+async def start_offset(
+    reader: QueueReader, group: str, mq: MessageQueue, start: str | None, timestamp_ms: int | None
 ) -> int:
-    """Poll and print until ``count`` messages were printed (for ever when None),
-    committing each printed batch. Returns how many were printed."""
-    printed = 0
-    while count is None or printed < count:
-        batch = await consumer.poll(_POLL_S)
-        for message in batch:
-            session.out.stream_row({"topic": message.topic, **message_row(message, body=body)})
-        printed += len(batch)
-        if batch:
-            await consumer.commit_sync()
-    return printed
+    """Where reading ``mq`` starts: at a time, at ``first`` / ``last``, or (None) at the
+    group's committed offset, the queue's end when it has none (CONSUME_FROM_LAST_OFFSET)."""
+    if timestamp_ms is not None:
+        return await reader.search_offset(mq, timestamp_ms)
+    if start == "first":
+        return await reader.instance.min_offset(mq)
+    if start is None:
+        addr = await reader.broker_addr(mq)
+        timeout_s = reader.instance.config.mq_client_api_timeout_s
+        try:
+            return await reader.instance.api.query_consumer_offset(addr, group, mq, timeout_s)
+        except OffsetNotFoundError:
+            pass
+    return await reader.instance.max_offset(mq)
+
+
+@dataclass
+class Tail:
+    """One consume run: owns where each queue is read next and how many messages were
+    printed. One task."""
+
+    session: Session
+    reader: QueueReader
+    group: str
+    expression: str
+    count: int | None
+    body: bool
+    offsets: dict[MessageQueue, int]
+    printed: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.count is not None and self.printed >= self.count
+
+    async def read_queue(self, mq: MessageQueue) -> bool:
+        """Print what ``mq`` holds past its offset (up to the count), then commit the offset
+        after the last message read. True when there was anything to read."""
+        begin = self.offsets[mq]
+        end = await self.reader.instance.max_offset(mq)
+        if begin >= end:
+            return False
+        # The whole range counts as read (messages the filter skips too) unless the count
+        # stops it: then the group goes on after the last message printed.
+        self.offsets[mq] = end
+        async for batch in self.reader.read(mq, begin, end, subscription=self.expression):
+            for message in batch:
+                row = {"topic": message.topic, "brokerName": mq.broker_name}
+                self.session.out.stream_row(row | message_row(message, body=self.body))
+                self.printed += 1
+                if self.done:
+                    self.offsets[mq] = message.queue_offset + 1
+                    break
+            if self.done:
+                break
+        await self.reader.commit_offset(self.group, mq, self.offsets[mq])
+        return True
+
+    async def run(self) -> None:
+        """Read the queues in turn until the count is reached (for ever without one),
+        waiting a little when none had anything new."""
+        while not self.done:
+            read = False
+            for mq in sorted(self.offsets):
+                read = await self.read_queue(mq) or read
+                if self.done:
+                    return
+            if not read:
+                await asyncio.sleep(_POLL_S)
 
 
 @click.command("consume")
@@ -62,9 +109,7 @@ async def consume_rows(
 @click.option(
     "--from",
     "start",
-    default="last",
-    show_default=True,
-    help=f"Where a group with no committed offset starts: first, last or a time ({FORMS}).",
+    help=f"Start at first, last or a time ({FORMS}); default: the group's offset.",
 )
 @click.option("--count", type=click.IntRange(1), help="Stop after this many messages.")
 @click.option("--body/--no-body", default=True, show_default=True, help="Print bodies.")
@@ -73,24 +118,19 @@ def consume(
     session: Session, topic: str, group: str, expression: str, start: str | None,
     count: int | None, body: bool,
 ) -> None:  # fmt: skip
-    """Consume a topic as a group member and print messages as they arrive."""
-    # With a count, one message per pull, so that the group's committed offset stops
-    # exactly after the last message printed.
-    config = LitePullConsumerConfig()
-    if count is not None:
-        config.pull_batch_size = 1
+    """Read a topic for a group, print messages as they arrive, commit what was printed."""
     timestamp_ms = None
     if start not in (None, "first", "last"):
         timestamp_ms = session.timestamp_ms(start, "--from")
 
-    async def run() -> int:
-        if start is not None:
-            await move_group_to(session, topic, group, start, timestamp_ms)
-        consumer = LitePullConsumer(group, client_config=session.client_config(), config=config)
-        consumer.subscribe(topic, expression)
-        async with consumer:
-            return await consume_rows(session, consumer, count, body)
+    async def run() -> None:
+        async with QueueReader(client_config=session.client_config()) as reader:
+            offsets = {
+                mq: await start_offset(reader, group, mq, start, timestamp_ms)
+                for mq in await reader.message_queues(topic)
+            }
+            await Tail(session, reader, group, expression, count, body, offsets).run()
 
-    # Ctrl-C cancels the run: the consumer shuts down, and every printed batch was committed.
+    # Ctrl-C cancels the run; every queue's offset was committed after what it printed.
     with contextlib.suppress(KeyboardInterrupt):
         session.run(run())

@@ -24,9 +24,6 @@ T = TypeVar("T")
 #: Where ``orbitmq start`` puts its name server: the address used when neither ``-n`` nor
 #: NAMESRV_ADDR gives one.
 DEFAULT_NAMESRV_ADDR: Final = f"127.0.0.1:{DEFAULT_NAMESRV_PORT}"
-#: The RocketMQ instance name of the command's clients: a process of its own each run, so it
-#: never shares a client id with an application's client on the same host.
-_INSTANCE_NAME: Final = "orbitmq-cli"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +35,9 @@ class Session:
     out: Output
 
     def client_config(self) -> ClientConfig:
-        return ClientConfig(namesrv_addr=self.namesrv_addr, instance_name=_INSTANCE_NAME)
+        # The default instance name (pid and a counter): a client id of its own each run,
+        # as mqadmin's tools take the current time.
+        return ClientConfig(namesrv_addr=self.namesrv_addr)
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` to its end; an OrbitMQ error, a network error or a bad time is one

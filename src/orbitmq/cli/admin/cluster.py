@@ -6,9 +6,8 @@ import click
 
 from orbitmq.cli.admin.registry import CommandRegistry
 from orbitmq.cli.admin.send_rt import CLI_PRODUCER_GROUP, summary, timed_sends
-from orbitmq.cli.console import fail
 from orbitmq.cli.session import Session, session_options
-from orbitmq.client import AdminClient, Producer
+from orbitmq.client import AdminClient, MQClientError, Producer
 from orbitmq.protocol import ClusterInfo
 
 COMMANDS = CommandRegistry("Cluster")
@@ -32,7 +31,7 @@ def _brokers(info: ClusterInfo, cluster: str | None) -> list[tuple[str, str]]:
     """(cluster, broker name) of every broker group of ``cluster`` (of all when None)."""
     if cluster is not None and cluster not in info.cluster_addr_table:
         known = ", ".join(sorted(info.cluster_addr_table)) or "none"
-        fail(f"cluster {cluster!r} is not known (clusters: {known})")
+        raise MQClientError(f"cluster {cluster!r} is not known (clusters: {known})")
     return [
         (c, name)
         for c, names in sorted(info.cluster_addr_table.items())
