@@ -67,7 +67,10 @@ class Output:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*(_cell(v) for v in row))
-        self._console.print(table)
+        with self._console.capture() as captured:
+            self._console.print(table)
+        # Cells are padded to the column width: no line needs its trailing blanks.
+        self._write("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
     def record(self, fields: Mapping[str, Any], *, title: str | None = None) -> None:
         """One object: a two-column table of its fields, or a JSON object."""

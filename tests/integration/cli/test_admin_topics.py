@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from orbitmq.cli.admin import SECTIONS
 from orbitmq.cli.main import cli
 from orbitmq.testing import ThreadedCluster
 from tests.integration.cli.conftest import Orbitmq
+from tests.support import run_orbitmq
 
 
 def test_help_lists_every_command_under_its_section() -> None:
@@ -115,4 +117,19 @@ def test_the_name_server_comes_from_namesrv_addr_unless_n_is_given(
     assert unreachable.stderr.splitlines() == [
         "orbitmq: error: no name server answered: 127.0.0.1:1: connect to 127.0.0.1:1 failed:"
         " connection refused; check namesrv_addr and that the name server is running"
+    ]
+
+
+def test_a_real_process_reads_namesrv_addr_and_prints_json(
+    cluster: ThreadedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NAMESRV_ADDR", cluster.namesrv_addr)
+    done = run_orbitmq("admin", "topicRoute", "-t", "broker-a", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [b["brokerName"] for b in json.loads(done.stdout)["brokerDatas"]] == ["broker-a"]
+    done = run_orbitmq("admin", "resetOffsetByTime", "-g", "g", "-t", "broker-a", "-s", "soon")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "orbitmq: error: -s/--timestamp: 'soon' is not a time"
+        " (now, epoch milliseconds, yyyy-MM-dd#HH:mm:ss:SSS or ISO 8601)"
     ]
