@@ -129,6 +129,10 @@ def consume(
                 mq: await start_offset(reader, group, mq, start, timestamp_ms)
                 for mq in await reader.message_queues(topic)
             }
+            # Every queue gets an offset at once, as a consumer's first persist does: the
+            # group then shows its lag on each, and resetOffsetByTime finds it on each.
+            for mq, offset in offsets.items():
+                await reader.commit_offset(group, mq, offset)
             await Tail(session, reader, group, expression, count, body, offsets).run()
 
     # Ctrl-C cancels the run; every queue's offset was committed after what it printed.

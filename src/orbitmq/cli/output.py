@@ -69,8 +69,10 @@ class Output:
             table.add_row(*(_cell(v) for v in row))
         with self._console.capture() as captured:
             self._console.print(table)
-        # Cells are padded to the column width: no line needs its trailing blanks.
-        self._write("\n".join(line.rstrip() for line in captured.get().splitlines()))
+        # Cells are padded to the column width and the box has blank edges: no line needs
+        # its trailing blanks, nor the table its blank first and last lines.
+        lines = "\n".join(line.rstrip() for line in captured.get().splitlines())
+        self._write(lines.strip("\n"))
 
     def record(self, fields: Mapping[str, Any], *, title: str | None = None) -> None:
         """One object: a two-column table of its fields, or a JSON object."""
