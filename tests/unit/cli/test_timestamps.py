@@ -14,8 +14,10 @@ from orbitmq.cli.timestamps import (
 )
 
 
-def local_ms(*parts: int) -> int:
-    return int(datetime(*parts).timestamp() * 1000)
+def local_ms(
+    year: int, month: int, day: int, hour: int, minute: int, second: int, micros: int = 0
+) -> int:
+    return int(datetime(year, month, day, hour, minute, second, micros).timestamp() * 1000)
 
 
 def test_mqadmin_forms() -> None:
