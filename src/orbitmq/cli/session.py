@@ -1,7 +1,7 @@
 """What every operator command (``orbitmq admin ...``, ``send``, ``consume``, ``query``)
 shares: the name server option (``-n``, or ``NAMESRV_ADDR`` from the environment, as
-mqadmin), ``--json``, and running the command's client work on an event loop with every
-expected failure turned into one line on stderr and exit status 1."""
+mqadmin), ``--json``, reading times, and running the command's client work on an event loop
+with every expected failure turned into one line on stderr and exit status 1."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from orbitmq.cli.timestamps import TimestampError, parse_timestamp_ms
 from orbitmq.client import AdminClient, ClientConfig
 from orbitmq.common import OrbitError
 from orbitmq.protocol import DEFAULT_NAMESRV_PORT
+from orbitmq.remoting import run
 
 T = TypeVar("T")
 
@@ -40,15 +41,11 @@ class Session:
         return ClientConfig(namesrv_addr=self.namesrv_addr)
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
-        """Run ``work`` to its end; an OrbitMQ error, a network error or a bad time is one
-        line on stderr and exit status 1."""
-        # Imported here: the remoting package pulls in the event loop choice (uvloop) that
-        # only commands that talk to servers need.
-        from orbitmq.remoting import run  # noqa: PLC0415
-
+        """Run ``work`` to its end; an OrbitMQ error or a network error is one line on
+        stderr and exit status 1."""
         try:
             return run(work)
-        except (OrbitError, OSError, TimeoutError, TimestampError) as exc:
+        except (OrbitError, OSError, TimeoutError) as exc:
             fail(_one_line(exc))
 
     def admin(self, work: Callable[[AdminClient], Awaitable[T]]) -> T:
