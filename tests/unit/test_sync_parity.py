@@ -26,6 +26,10 @@ _CONSUMER_INNER = (
 )
 _CLOCK = "the clock the asyncio consumer was built with (a test seam; facades keep the system one)"
 _CONSUME_TYPE = "the kind the heartbeat reports (RocketMQ's consumeType()): a class constant"
+_POLL_HOOKS = (
+    "runs the consume hooks around each poll (RocketMQ's executeHookBefore/After), called by "
+    "the consumer itself on the loop, not by users"
+)
 _ATTRIBUTE = "an attribute of the asyncio client's instances (set in __init__)"
 
 #: Async members without a blocking counterpart.
@@ -36,7 +40,9 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
             "before_consume",
             "clean_expired_messages",
             "compute_pull_from_where",
+            "consume_message_directly",
             "consumer_data",
+            "consumer_running_info",
             "lock_all",
             "reset_offset",
             "unlock_all",
@@ -49,6 +55,7 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
         ["compute_pull_from_where", "consumer_data", "update_topic_subscribe_info"],
         _CONSUMER_INNER,
     )
+    | dict.fromkeys(["after_consume", "before_consume"], _POLL_HOOKS)
     | {"CONSUME_TYPE": _CONSUME_TYPE, "clock": _CLOCK},
     client.TransactionProducer: {
         "check_transaction_state": "the client instance's call into its producer when a "

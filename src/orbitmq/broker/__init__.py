@@ -27,9 +27,9 @@ from orbitmq.broker.rebalance_lock_manager import (
 from orbitmq.broker.schedule_message_service import ScheduleMessageService, ScheduleStore
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
+from orbitmq.protocol.body import SubscriptionGroupConfig
 
 __all__ = [
     "INERT_BROKER_KEYS",

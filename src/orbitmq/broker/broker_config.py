@@ -17,8 +17,11 @@ from pathlib import Path
 from orbitmq.common.config_binding import bind_properties, snake_case
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
+from orbitmq.common.metrics_exporter_type import MetricsExporterType
+from orbitmq.common.topic import RMQ_SYS_TRACE_TOPIC
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT
 from orbitmq.store import MAX_FRAME_BODY_SIZE, BrokerRole, MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -77,6 +80,27 @@ class BrokerConfig:
     wait_time_mills_in_pull_queue: int = 5000
     server_channel_max_idle_time_seconds: int = 120
     acl_enable: bool = False
+    #: Metrics, under RocketMQ 5's keys: PROM serves Prometheus text at ``/metrics`` on
+    #: metricsPromExporterHost (empty: brokerIP1) and metricsPromExporterPort (0: any free
+    #: port); metricsLabel adds "k1:v1,k2:v2" labels to every family.
+    metrics_exporter_type: MetricsExporterType = MetricsExporterType.DISABLE
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = DEFAULT_PROM_EXPORTER_PORT
+    metrics_label: str = ""
+    #: rocketmq_rpc_latency (every answered request's latency); off, a send costs about
+    #: half as much in metrics (docs/benchmarks.md, "Metrics cost").
+    enable_remoting_metrics: bool = True
+
+    #: RocketMQ's installation directory; reported only (no file is read from it).
+    rocketmq_home: str = ""
+    #: Keys UPDATE_BROKER_CONFIG may not change, ';'-separated (RocketMQ's default);
+    #: brokerConfigPath, rocketmqHome and configBlackList are refused whatever it says.
+    config_black_list: str = "configBlackList;brokerConfigPath"
+
+    #: Message trace (R41): the broker creates the trace topic ``msg_trace_topic_name`` at
+    #: start (one queue, read and write), where clients with trace on send their records.
+    trace_topic_enable: bool = False
+    msg_trace_topic_name: str = RMQ_SYS_TRACE_TOPIC
 
     @property
     def namesrv_addresses(self) -> list[str]:
@@ -131,16 +155,21 @@ def load_broker_config(
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
     _resolve_ha_keys(broker, store, keys)
-    _check(broker, store)
+    check_broker_config(broker, store)
     return BrokerStartupConfig(broker, store, unknown, keys)
 
 
-def _check(broker: BrokerConfig, store: MessageStoreConfig) -> None:
-    """Values RocketMQ would refuse or misbehave with, named by their keys."""
+def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None:
+    """Values RocketMQ would refuse or misbehave with, named by their keys (ConfigError);
+    checked at start and on each UPDATE_BROKER_CONFIG."""
     if not 0 < broker.listen_port < 65536:
         raise ConfigError(f"listenPort: {broker.listen_port} is not a port (1..65535)")
     if broker.broker_id < 0:
         raise ConfigError(f"brokerId: {broker.broker_id} is negative")
+    if not 0 <= broker.metrics_prom_exporter_port < 65536:
+        raise ConfigError(
+            f"metricsPromExporterPort: {broker.metrics_prom_exporter_port} is not a port (0..65535)"
+        )
     _check_role(broker, store)
     if broker.default_topic_queue_nums <= 0:
         raise ConfigError(f"defaultTopicQueueNums: {broker.default_topic_queue_nums} must be > 0")

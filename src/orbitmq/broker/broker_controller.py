@@ -8,9 +8,14 @@ import asyncio
 import logging
 
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
+from orbitmq.broker.admin_group_processor import AdminGroupProcessor
+from orbitmq.broker.admin_runtime_processor import AdminRuntimeProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_configuration import BrokerConfiguration
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
+from orbitmq.broker.broker_runtime_info import BrokerRuntimeInfo
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
 from orbitmq.broker.client_manage_processor import ClientManageProcessor
 from orbitmq.broker.consumer_filter_manager import ConsumerFilterManager
@@ -19,6 +24,7 @@ from orbitmq.broker.consumer_manager import ConsumerIdsChangeNotifier, ConsumerM
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.end_transaction_processor import EndTransactionProcessor
 from orbitmq.broker.master_address import MasterAddress
+from orbitmq.broker.metrics import BrokerMetricsManager
 from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
     registration_period_s,
@@ -32,6 +38,7 @@ from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
 from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.broker.slave_synchronize import SlaveSynchronize
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.broker.transactional_message_check_service import TransactionalMessageCheckService
@@ -43,7 +50,6 @@ from orbitmq.common.lifetime import AsyncLifetime
 from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.common.socket_address import advertised_host
 from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
-from orbitmq.protocol import RequestCode
 from orbitmq.remoting import (
     DEFAULT_CAPACITY,
     RemotingServer,
@@ -77,12 +83,21 @@ class BrokerController(AsyncLifetime):
         clock: Clock = SYSTEM_CLOCK,
         fs: FileSystem = OS_FILE_SYSTEM,
         find_subscription: SubscriptionLookup | None = None,
+        config_path: str | None = None,
     ) -> None:
+        """``config_path`` is the broker.conf the broker was started with (``-c``), where
+        UPDATE_BROKER_CONFIG saves its changes; None: changes are not saved."""
         self.broker_config = broker_config
         self.store_config = store_config
+        self.configuration = BrokerConfiguration(
+            broker_config, store_config, config_path, clock=clock
+        )
         if not broker_config.broker_ip1:
             broker_config.broker_ip1 = advertised_host(broker_config.bind_address)
         self._build_managers(clock, fs)
+        self._build_clients(clock)
+        self._build_delivery(clock, fs)
+        self._build_replication(fs)
         self._build_processors(find_subscription)
         self.remoting_server = RemotingServer(
             broker_config.bind_address,
@@ -94,11 +109,29 @@ class BrokerController(AsyncLifetime):
             self.remoting_server.table.register_processor(code, processor, executor)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
+        self._build_metrics(clock)
         self._persist_task: asyncio.Task[None] | None = None
 
+    def _build_metrics(self, clock: Clock) -> None:
+        """The metrics manager, and its counters handed to the hot paths (None when
+        metricsExporterType is not PROM: nothing counted)."""
+        self.metrics_manager = BrokerMetricsManager(
+            self.broker_config,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+            self.consumer_offset_manager,
+            self.message_store,
+            clock,
+        )
+        self.send_message_processor.message_counters = self.metrics_manager.counters
+        self.pull_message_processor.message_counters = self.metrics_manager.counters
+        self.remoting_server.table.rpc_latency = self.metrics_manager.rpc_latency
+
     def _build_managers(self, clock: Clock, fs: FileSystem) -> None:
-        """The store, the managers of persisted metadata, the client registry and the
-        services around them (RocketMQ's ``BrokerController`` constructor)."""
+        """The store and the managers of persisted metadata (RocketMQ's ``BrokerController``
+        constructor, split in the four ``_build_*`` steps ``__init__`` runs in order)."""
         broker_config, store_config = self.broker_config, self.store_config
         self.topic_config_manager = TopicConfigManager(
             broker_config,
@@ -121,6 +154,11 @@ class BrokerController(AsyncLifetime):
             fs=fs,
             message_arriving_listener=self._message_arriving,
         )
+
+    def _build_delivery(self, clock: Clock, fs: FileSystem) -> None:
+        """The services that put into the store on a master's behalf: delayed and timer
+        delivery, transactions and their checks."""
+        broker_config, store_config = self.broker_config, self.store_config
         # A slave takes no writes: only a master delivers delayed messages.
         self.schedule_message_service: ScheduleMessageService | None = None
         if store_config.broker_role is not BrokerRole.SLAVE:
@@ -139,13 +177,6 @@ class BrokerController(AsyncLifetime):
                 self.message_store, store_config, clock=clock, fs=fs
             )
         self.transactional_message_service = TransactionalMessageService(self.message_store)
-        # The client registry (heartbeats); consumers hear of their group's changes.
-        self.consumer_manager = ConsumerManager(
-            ConsumerIdsChangeNotifier(lambda: broker_config.notify_consumer_ids_changed_enable),
-            clock=clock,
-        )
-        self.producer_manager = ProducerManager(clock=clock)
-        self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
         # As delivery: only a master asks producers about halves and stores their outcome.
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         if store_config.broker_role is not BrokerRole.SLAVE:
@@ -157,7 +188,27 @@ class BrokerController(AsyncLifetime):
                 broker_config,
                 clock=clock,
             )
+
+    def _build_clients(self, clock: Clock) -> None:
+        """The registries of connected clients, queue locks and the traffic counters."""
+        broker_config = self.broker_config
+        # The client registry (heartbeats); consumers hear of their group's changes.
+        self.consumer_manager = ConsumerManager(
+            ConsumerIdsChangeNotifier(lambda: broker_config.notify_consumer_ids_changed_enable),
+            clock=clock,
+        )
+        self.producer_manager = ProducerManager(clock=clock)
+        self.client_housekeeping = ClientHousekeeping(self.consumer_manager, self.producer_manager)
         self.rebalance_lock_manager = RebalanceLockManager(clock=clock)
+        # Traffic counters: fed by the send, pull and send-back paths, read by admin requests.
+        self.broker_stats_manager = BrokerStatsManager(
+            broker_config.broker_cluster_name, clock=clock
+        )
+        self.store_stats_service = StoreStatsService(self.broker_stats_manager, clock=clock)
+
+    def _build_replication(self, fs: FileSystem) -> None:
+        """Replication and the name-server registration that tells a slave its master."""
+        broker_config, store_config = self.broker_config, self.store_config
         # Where a slave's master is: learned from each registration's answer (RocketMQ's
         # RegisterBrokerResult), read by the metadata sync and the HA client.
         self.master_address = MasterAddress()
@@ -207,6 +258,7 @@ class BrokerController(AsyncLifetime):
         )
         # The SQL92 filters consumers' heartbeats declare, read by their pulls.
         self.consumer_filter_manager = ConsumerFilterManager()
+        stats = (self.broker_stats_manager, self.store_stats_service)
         self.client_manage_processor = ClientManageProcessor(
             broker_config,
             self.topic_config_manager,
@@ -225,6 +277,7 @@ class BrokerController(AsyncLifetime):
             self.topic_config_manager,
             self.subscription_group_manager,
             self.transactional_message_service,
+            stats=stats,
         )
         self.end_transaction_processor = EndTransactionProcessor(
             store, self.transactional_message_service
@@ -238,12 +291,27 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
+            message_model_of=self.consumer_manager.message_model,
+            stats=stats,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
-            broker_config, store, self.topic_config_manager, self.subscription_group_manager
+            broker_config,
+            store,
+            self.topic_config_manager,
+            self.subscription_group_manager,
+            stats=self.broker_stats_manager,
         )
         self.query_message_processor = QueryMessageProcessor(store_config, store)
+        self._build_admin_processors()
+
+    def _build_admin_processors(self) -> None:
+        """The admin requests' processors."""
+        broker_config, store_config, store = (
+            self.broker_config,
+            self.store_config,
+            self.message_store,
+        )
         # Admin requests and the orderly-consumption queue locks (RocketMQ's
         # AdminBrokerProcessor on its adminBrokerExecutor).
         self.admin_broker_processor = AdminBrokerProcessor(
@@ -264,6 +332,44 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             self.consumer_manager,
             self.subscription_group_manager,
+        )
+        self.admin_group_processor = AdminGroupProcessor(
+            broker_config.broker_name,
+            store,
+            self.subscription_group_manager,
+            self.consumer_manager,
+            self.producer_manager,
+            self.consumer_offset_manager,
+            broker_role=store_config.broker_role,
+        )
+        self._build_admin_runtime_processor()
+
+    def _build_admin_runtime_processor(self) -> None:
+        """Config, runtime info, stats and consume-queue requests. The executors are
+        filled in with the routing table (the runtime info reports their queues)."""
+        self.executors: dict[str, RequestExecutor] = {}
+        runtime_info = BrokerRuntimeInfo(
+            self.broker_config,
+            self.message_store,
+            self.store_stats_service,
+            self.executors,
+            schedule_offsets=self._schedule_offsets,
+        )
+        self.admin_runtime_processor = AdminRuntimeProcessor(
+            self.configuration,
+            runtime_info,
+            self.broker_stats_manager,
+            self.message_store,
+            (
+                self.topic_config_manager,
+                self.subscription_group_manager,
+                self.consumer_offset_manager,
+                self.consumer_manager,
+            ),
+            self.consumer_filter_manager,
+            lambda: self.address,
+            # Late-bound, as on_topic_changed: register again at once.
+            on_permission_changed=lambda: self.registration_service.request_registration(),  # noqa: PLW0108
         )
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor, RequestExecutor]]:
@@ -286,45 +392,37 @@ class BrokerController(AsyncLifetime):
             "HeartbeatExecutor", config.heartbeat_thread_pool_queue_capacity
         )
         # consumerManagerThreadPoolQueueCapacity is not a BrokerConfig key yet.
-        consumer_manage = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
+        consumer = RequestExecutor("ConsumerManageExecutor", DEFAULT_CAPACITY)
         admin = RequestExecutor("AdminBrokerExecutor", DEFAULT_CAPACITY)
-        send_p, pull_p = self.send_message_processor, self.pull_message_processor
-        send_back_p, end_tx_p = self.send_message_back_processor, self.end_transaction_processor
-        query_p, client_p = self.query_message_processor, self.client_manage_processor
-        consumer_p, admin_p = self.consumer_manage_processor, self.admin_broker_processor
-        stats_p = self.admin_stats_processor
-        return [
-            (RequestCode.SEND_MESSAGE, send_p, send),
-            (RequestCode.SEND_MESSAGE_V2, send_p, send),
-            (RequestCode.SEND_BATCH_MESSAGE, send_p, send),
-            (RequestCode.CONSUMER_SEND_MSG_BACK, send_back_p, send),
-            (RequestCode.END_TRANSACTION, end_tx_p, send),
-            (RequestCode.QUERY_MESSAGE, query_p, query),
-            (RequestCode.VIEW_MESSAGE_BY_ID, query_p, query),
-            (RequestCode.PULL_MESSAGE, pull_p, pull),
-            (RequestCode.HEART_BEAT, client_p, heartbeat),
-            (RequestCode.UNREGISTER_CLIENT, client_p, heartbeat),
-            (RequestCode.CHECK_CLIENT_CONFIG, client_p, heartbeat),
-            (RequestCode.GET_CONSUMER_LIST_BY_GROUP, consumer_p, consumer_manage),
-            (RequestCode.QUERY_CONSUMER_OFFSET, consumer_p, consumer_manage),
-            (RequestCode.UPDATE_CONSUMER_OFFSET, consumer_p, consumer_manage),
-            (RequestCode.GET_MAX_OFFSET, admin_p, admin),
-            (RequestCode.GET_MIN_OFFSET, admin_p, admin),
-            (RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, admin_p, admin),
-            (RequestCode.GET_EARLIEST_MSG_STORETIME, admin_p, admin),
-            (RequestCode.UPDATE_AND_CREATE_TOPIC, admin_p, admin),
-            (RequestCode.DELETE_TOPIC_IN_BROKER, admin_p, admin),
-            (RequestCode.GET_ALL_TOPIC_CONFIG, admin_p, admin),
-            (RequestCode.GET_ALL_CONSUMER_OFFSET, admin_p, admin),
-            (RequestCode.GET_ALL_DELAY_OFFSET, admin_p, admin),
-            (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, admin_p, admin),
-            (RequestCode.LOCK_BATCH_MQ, admin_p, admin),
-            (RequestCode.UNLOCK_BATCH_MQ, admin_p, admin),
-            (RequestCode.GET_TOPIC_STATS_INFO, stats_p, admin),
-            (RequestCode.GET_CONSUME_STATS, stats_p, admin),
-            (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, stats_p, admin),
-            (RequestCode.DELETE_SUBSCRIPTIONGROUP, stats_p, admin),
+        self.executors.update(send=send, pull=pull, query=query)
+        # Each processor answers the codes of its group in protocol.processor_codes.
+        served: list[tuple[RequestProcessor, frozenset[int], RequestExecutor]] = [
+            (self.send_message_processor, SendMessageProcessor.REQUEST_CODES, send),
+            (self.send_message_back_processor, SendMessageBackProcessor.REQUEST_CODES, send),
+            (self.end_transaction_processor, EndTransactionProcessor.REQUEST_CODES, send),
+            (self.query_message_processor, QueryMessageProcessor.REQUEST_CODES, query),
+            (self.pull_message_processor, PullMessageProcessor.REQUEST_CODES, pull),
+            (self.client_manage_processor, ClientManageProcessor.REQUEST_CODES, heartbeat),
+            (self.consumer_manage_processor, ConsumerManageProcessor.REQUEST_CODES, consumer),
+            (self.admin_broker_processor, AdminBrokerProcessor.REQUEST_CODES, admin),
+            (self.admin_stats_processor, AdminStatsProcessor.REQUEST_CODES, admin),
+            (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
+            (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
         ]
+        return [
+            (code, processor, executor)
+            for processor, codes, executor in served
+            for code in sorted(codes)
+        ]
+
+    def _schedule_offsets(self) -> dict[int, int]:
+        """Each delay level's delivery offset, 0 before its first delivery (none on a slave,
+        which delivers nothing)."""
+        service = self.schedule_message_service
+        if service is None:
+            return {}
+        levels = range(1, len(self.message_store.delay_levels_ms) + 1)
+        return {level: service.offset_table.get(level, 0) for level in levels}
 
     def _delay_offsets(self) -> bytes:
         """delayOffset.json's content: a master's live offsets, a slave's last copy."""
@@ -372,7 +470,9 @@ class BrokerController(AsyncLifetime):
             await self.remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
+            self.metrics_manager.start()
         except BaseException:
+            await self.metrics_manager.stop()
             await self._stop_transactional_message_check_service()
             await self.remoting_server.stop()
             await self.client_housekeeping.stop()
@@ -383,6 +483,8 @@ class BrokerController(AsyncLifetime):
             # never started only gives its lock back.
             await asyncio.to_thread(self.message_store.shutdown)
             raise
+        await self.broker_stats_manager.start()
+        await self.store_stats_service.start()
         if self._persist_task is None:
             self._persist_task = asyncio.create_task(
                 self._persist_offsets_loop(), name="persistConsumerOffset"
@@ -426,6 +528,9 @@ class BrokerController(AsyncLifetime):
         await self.registration_service.stop()
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)
+        await self.metrics_manager.stop()
+        await self.broker_stats_manager.stop()
+        await self.store_stats_service.stop()
         await self.remoting_server.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()

@@ -19,7 +19,6 @@ from orbitmq.broker.consumer_manager import (
     subscription_from_heartbeat,
 )
 from orbitmq.broker.producer_manager import ProducerManager
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.topic import retry_topic
@@ -32,6 +31,7 @@ from orbitmq.protocol import (
     ResponseCode,
     loads_body,
 )
+from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.header import UnregisterClientRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.protocol.processor_codes import CLIENT_MANAGE_CODES

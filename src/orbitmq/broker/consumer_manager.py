@@ -193,6 +193,11 @@ class ConsumerManager:
     def groups(self) -> list[str]:
         return list(self._table)
 
+    def message_model(self, group: str) -> MessageModel | None:
+        """The message model the group's last heartbeat declared; None when not online."""
+        info = self._table.get(group)
+        return info.message_model if info is not None else None
+
     def find_channel(self, group: str, client_id: str) -> ClientChannelInfo | None:
         info = self._table.get(group)
         return info.find_channel(client_id) if info is not None else None

@@ -11,14 +11,16 @@ from collections.abc import Callable
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.consumer_filter_manager import (
     ConsumerFilterData,
     ConsumerFilterManager,
     build_consumer_filter_data,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common import MessageExtBrokerInner, MessageQueue, message_properties_to_string
@@ -36,10 +38,12 @@ from orbitmq.filter import (
 )
 from orbitmq.protocol import (
     MASTER_ID,
+    MessageModel,
     OffsetMovedEvent,
     RemotingCommand,
     ResponseCode,
 )
+from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
@@ -80,6 +84,8 @@ _EMPTY_QUEUE_STATUSES: Final = frozenset(
 
 #: (group, topic) -> the subscription a consumer declared in its heartbeat, if any.
 SubscriptionLookup = Callable[[str, str], SubscriptionData | None]
+#: group -> the message model its consumers' heartbeats declared, if any.
+MessageModelLookup = Callable[[str], MessageModel | None]
 
 
 def _status_code(status: GetMessageStatus, request_offset: int) -> int:
@@ -112,8 +118,13 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
+        message_model_of: MessageModelLookup | None = None,
+        *,
+        stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
     ) -> None:
+        self.message_model_of = message_model_of
         self.broker_config = broker_config
+        self.stats = stats
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
         self.store_config = store_config
         self.store = store
@@ -128,6 +139,9 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: Counts pulled messages and pull offsets when the broker exports metrics (set by
+        #: its wiring).
+        self.message_counters: MessageCounters | None = None
 
     def reject_request(self) -> bool:
         return False
@@ -202,6 +216,7 @@ class PullMessageProcessor:
             return response
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
+        began = time.monotonic_ns()
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
@@ -210,7 +225,19 @@ class PullMessageProcessor:
             header.max_msg_nums,
             message_filter,
         )
+        if self.stats is not None:
+            _count_get(self.stats, header, result, began)
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)
+        counters = self.message_counters
+        if counters is not None and result.status is GetMessageStatus.FOUND:
+            counters.record_out(
+                header.topic,
+                header.consumer_group,
+                header.queue_id,
+                result.message_count,
+                result.buffer_total_size,
+                result.next_begin_offset,
+            )
         if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend:
             if has_suspend_flag(header.sys_flag):
                 self._suspend(ctx, request, header, subscription, message_filter)
@@ -281,6 +308,12 @@ class PullMessageProcessor:
                 f"consumer:[{ctx.remote_address}]",
             )
             return None
+        if self._broadcast_refused(header, group_config):
+            response.set_code_and_remark(
+                ResponseCode.NO_PERMISSION,
+                f"the consumer group[{group}] can not consume by broadcast way",
+            )
+            return None
         found = self._subscription(header, response)
         if found is None:
             return None
@@ -314,6 +347,18 @@ class PullMessageProcessor:
         if filter_data is not None:
             return Sql92MessageFilter(filter_data.compiled)
         return TagMessageFilter(subscription)
+
+    def _broadcast_refused(
+        self, header: PullMessageRequestHeader, group_config: SubscriptionGroupConfig
+    ) -> bool:
+        """A broadcasting group whose consumeBroadcastEnable is off; RocketMQ checks it for
+        pulls that rely on the heartbeat's subscription (no subscription flag)."""
+        return (
+            not group_config.consume_broadcast_enable
+            and not has_subscription_flag(header.sys_flag)
+            and self.message_model_of is not None
+            and self.message_model_of(header.consumer_group) is MessageModel.BROADCASTING
+        )
 
     def _subscription(
         self, header: PullMessageRequestHeader, response: RemotingCommand
@@ -451,3 +496,19 @@ class PullMessageProcessor:
             message_filter,
         )
         self.pull_request_hold_service.suspend_pull_request(header.topic, header.queue_id, held)
+
+
+def _count_get(
+    stats: tuple[BrokerStatsManager, StoreStatsService],
+    header: PullMessageRequestHeader,
+    result: GetMessageResult,
+    began_ns: int,
+) -> None:
+    """The stats of one read: found or missed, and the group's messages, bytes and time."""
+    elapsed_ms = (time.monotonic_ns() - began_ns) // 1_000_000
+    found = len(result.message_buffers) if result.status is GetMessageStatus.FOUND else 0
+    stats[1].on_get(found, elapsed_ms)
+    if found:
+        stats[0].on_get(
+            header.topic, header.consumer_group, found, result.buffer_total_size, elapsed_ms
+        )

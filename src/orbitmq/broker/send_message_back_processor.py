@@ -15,15 +15,15 @@ import random
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.send_message_processor import DLQ_NUMS_PER_GROUP
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.common import MessageExt, MessageExtBrokerInner, message_properties_to_string
 from orbitmq.common import message_const as mc
 from orbitmq.common.topic import dlq_topic, retry_topic
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
-from orbitmq.protocol.body import TopicConfig
+from orbitmq.protocol.body import SubscriptionGroupConfig, TopicConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import ConsumerSendMsgBackRequestHeader
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE, is_writeable
@@ -50,8 +50,12 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
         store: MessageStore,
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
+        *,
+        stats: BrokerStatsManager | None = None,
     ) -> None:
+        """``stats`` counts each message sent back (SNDBCK_PUT_NUMS) when given."""
         super().__init__({RequestCode.CONSUMER_SEND_MSG_BACK: self.consumer_send_msg_back})
+        self.stats = stats
         self.broker_config = broker_config
         self.store = store
         self.topic_config_manager = topic_config_manager
@@ -164,6 +168,9 @@ class SendMessageBackProcessor(CodeDispatchingProcessor):
         )
         result = await self.store.async_put_message(inner)
         if result.status is PutMessageStatus.PUT_OK:
+            if self.stats is not None:
+                # Under the topic it was first sent to, as RocketMQ's backTopic.
+                self.stats.on_send_back(properties[mc.PROPERTY_RETRY_TOPIC], group)
             return RemotingCommand.create_success(request)
         log.warning(
             "send back of %s for %s failed: %s %s",

@@ -6,10 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_stats_manager import BrokerStatsManager
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.send_queue import SendQueue
+from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.broker.transactional_message_service import TransactionalMessageService
@@ -123,8 +127,13 @@ class SendMessageProcessor:
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
         transactions: TransactionalMessageService,
+        *,
+        stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
     ) -> None:
+        """``stats`` are counted into when given: each stored send's topic, messages and
+        bytes, each put's time and outcome."""
         self.broker_config = broker_config
+        self.stats = stats
         self.store = store
         self.transactions = transactions
         self.topic_config_manager = topic_config_manager
@@ -132,6 +141,8 @@ class SendMessageProcessor:
         self._answers = _put_status_answers(store_config.max_message_size)
         self._random = random.Random()
         self.send_queue = SendQueue(store, broker_config)
+        #: Counts stored messages when the broker exports metrics (set by its wiring).
+        self.message_counters: MessageCounters | None = None
 
     def reject_request(self) -> bool:
         """SYSTEM_BUSY "[REJECTREQUEST]" before a send is queued while an append has held
@@ -160,15 +171,23 @@ class SendMessageProcessor:
             topic_config = target
         if topic_config.topic_filter_type is TopicFilterType.MULTI_TAG:
             msg.sys_flag |= sf.MULTI_TAGS_FLAG
+        # Counted under the topic sent to, not a transaction's half topic.
+        topic, properties = msg.topic, msg.properties
         if _is_prepared(msg):
             half = self._stage(msg, response)
             if half is None:
                 return response
             msg = half
+        began = time.monotonic_ns()
         result = await self.send_queue.put(msg)
         if isinstance(result, str):  # cleared from the send queue, not stored
             response.set_code_and_remark(ResponseCode.SYSTEM_BUSY, result)
             return response
+        counters, append = self.message_counters, result.append_result
+        if counters is not None and append is not None and result.is_ok:
+            counters.record_in(topic, properties, append.msg_num, append.wrote_bytes)
+        if self.stats is not None:
+            _count_put(self.stats, topic, result, began)
         return self._answer(response, result, queue_id)
 
     def _stage(
@@ -377,6 +396,20 @@ def parse_send_header(request: RemotingCommand) -> SendMessageRequestHeader:
     if request.code == RequestCode.SEND_MESSAGE:
         return SendMessageRequestHeader.from_ext_fields(request.ext_fields)
     return SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields).to_v1()
+
+
+def _count_put(
+    stats: tuple[BrokerStatsManager, StoreStatsService],
+    topic: str,
+    result: PutMessageResult,
+    began_ns: int,
+) -> None:
+    """The stats of one put (RocketMQ's handlePutMessageResult and its put timing). A put
+    with an append result was stored (a flush or replica timeout stores it too)."""
+    append = result.append_result
+    stats[1].on_put((time.monotonic_ns() - began_ns) // 1_000_000, append is not None)
+    if append is not None:
+        stats[0].on_put(topic, append.msg_num, append.wrote_bytes)
 
 
 def _is_prepared(msg: MessageExtBrokerInner) -> bool:

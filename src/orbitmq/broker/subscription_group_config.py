@@ -1,12 +1,13 @@
-"""A consumer group's settings on one broker (RocketMQ's ``SubscriptionGroupConfig``) and the
-body subscriptionGroup.json holds (``SubscriptionGroupManager`` as fastjson writes it)."""
+"""The body subscriptionGroup.json holds (``SubscriptionGroupManager`` as fastjson writes it)
+and the system groups; a group's settings, ``SubscriptionGroupConfig``, are a wire body
+(UPDATE_AND_CREATE_SUBSCRIPTIONGROUP) and live in ``orbitmq.protocol.body``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Final
 
-from orbitmq.protocol.body import MASTER_ID, Body, DataVersion
+from orbitmq.protocol.body import Body, DataVersion, SubscriptionGroupConfig
 
 #: Groups RocketMQ creates whenever they are asked for, whatever autoCreateSubscriptionGroup
 #: says (``MixAll.isSysConsumerGroup``).
@@ -22,22 +23,6 @@ CID_SYS_RMQ_TRANS: Final = "CID_RMQ_SYS_TRANS"
 
 def is_sys_consumer_group(group: str) -> bool:
     return group.startswith(CID_RMQ_SYS_PREFIX)
-
-
-@dataclass(slots=True)
-class SubscriptionGroupConfig(Body):
-    """How one consumer group may consume: enabled, retry queues and times, which broker
-    serves it when it is slow. Plain data, owned by its manager."""
-
-    group_name: str = ""
-    consume_enable: bool = True
-    consume_from_min_enable: bool = True
-    consume_broadcast_enable: bool = True
-    retry_queue_nums: int = 1
-    retry_max_times: int = 16
-    broker_id: int = MASTER_ID
-    which_broker_when_consume_slowly: int = 1
-    notify_consumer_ids_changed_enable: bool = True
 
 
 @dataclass(slots=True)

@@ -14,12 +14,11 @@ from orbitmq.broker.subscription_group_config import (
     FILTERSRV_CONSUMER_GROUP,
     ONS_HTTP_PROXY_GROUP,
     SELF_TEST_CONSUMER_GROUP,
-    SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
     is_sys_consumer_group,
 )
 from orbitmq.common import TOOLS_CONSUMER_GROUP
-from orbitmq.protocol.body import DataVersion
+from orbitmq.protocol.body import DataVersion, SubscriptionGroupConfig
 
 log = logging.getLogger(__name__)
 

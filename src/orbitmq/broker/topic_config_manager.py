@@ -107,6 +107,9 @@ class TopicConfigManager(ConfigManager[TopicConfig]):
         topics.append(new_topic_config(cfg.broker_name, 1, broker_perm))
         topics.append(new_topic_config(RMQ_SYS_OFFSET_MOVED_EVENT, 1))
         topics.append(new_topic_config(RMQ_SYS_SCHEDULE_TOPIC, SCHEDULE_TOPIC_QUEUE_NUM))
+        if cfg.trace_topic_enable:
+            # One read and one write queue, as RocketMQ 4.9.8 creates it.
+            topics.append(new_topic_config(cfg.msg_trace_topic_name, 1))
         # Timer messages wait in its one queue (RocketMQ 5 creates it when timerWheelEnable).
         topics.append(new_topic_config(RMQ_SYS_WHEEL_TIMER_TOPIC, 1))
         topics.append(new_topic_config(f"{cfg.broker_cluster_name}_{REPLY_TOPIC_POSTFIX}", 1))

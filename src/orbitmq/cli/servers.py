@@ -23,10 +23,11 @@ from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
 from orbitmq.common.errors import ConfigError
+from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv import NamesrvConfig, NamesrvController, load_namesrv_config
 from orbitmq.protocol import DEFAULT_BROKER_PORT, DEFAULT_NAMESRV_PORT
-from orbitmq.remoting import run
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, run
 from orbitmq.store import MessageStoreConfig, StoreError
 
 #: ``orbitmq start``'s embedded defaults: a developer's machine, reachable from itself only
@@ -108,6 +109,7 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
             f"OrbitMQ name server ready on {controller.address}, "
             f"listening on {_listening_on(config.bind_address)}"
         )
+        _say_metrics(None, controller)
         return controller.stop
 
     _run(start)
@@ -137,7 +139,7 @@ def broker(
         broker_config.bind_address = bind
 
     async def start() -> Callable[[], Awaitable[None]]:
-        controller = BrokerController(broker_config, store_config)
+        controller = BrokerController(broker_config, store_config, config_path=config_path)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
         _warn_if_exposed(broker_config.bind_address, f"port {controller.port}")
@@ -147,9 +149,21 @@ def broker(
             f"listening on {_listening_on(broker_config.bind_address)}, "
             f"name servers: {names}, data in {store_config.store_path_root_dir}"
         )
+        _say_metrics(controller, None)
         return controller.stop
 
     _run(start)
+
+
+def _say_metrics(broker: BrokerController | None, namesrv: NamesrvController | None) -> None:
+    """Where Prometheus scrapes, when metrics are served."""
+    urls = []
+    if broker is not None and broker.metrics_manager.exporter is not None:
+        urls.append(f"broker {broker.metrics_manager.exporter.url}")
+    if namesrv is not None and namesrv.metrics.exporter is not None:
+        urls.append(f"name server {namesrv.metrics.exporter.url}")
+    if urls:
+        say(f"Prometheus metrics: {', '.join(urls)}")
 
 
 @dataclass(slots=True)
@@ -169,6 +183,7 @@ def embedded_config(
     namesrv_port: int | None = None,
     listen_port: int | None = None,
     bind: str | None = None,
+    metrics_port: int | None = None,
 ) -> EmbeddedConfig:
     """``orbitmq start``'s settings: the embedded defaults, under broker.conf if given (every
     key in the file wins over the defaults), under the command-line options."""
@@ -192,13 +207,39 @@ def embedded_config(
         listen_port=DEFAULT_NAMESRV_PORT if namesrv_port is None else namesrv_port,
         bind_address=broker_config.bind_address,
         kv_config_path=str(root / "namesrv" / "kvConfig.json"),
+        config_store_path=str(root / "namesrv" / "namesrv.properties"),
     )
     if not 0 <= namesrv_config.listen_port < 65536:
         raise ConfigError(f"--namesrv-port: {namesrv_config.listen_port} is not a port")
     if not 0 <= broker_config.listen_port < 65536:
         raise ConfigError(f"--listen-port: {broker_config.listen_port} is not a port")
+    _embedded_metrics(broker_config, namesrv_config, keys, metrics_port)
     namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
     return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr)
+
+
+def _embedded_metrics(
+    broker: BrokerConfig, namesrv: NamesrvConfig, keys: frozenset[str], metrics_port: int | None
+) -> None:
+    """Metrics on by default (metricsExporterType=PROM unless the file says otherwise): the
+    broker on metricsPromExporterPort (5557), the name server on the next port (two servers
+    in one process, as RocketMQ's proxy does). ``--metrics-port`` sets the broker's; with
+    ``--listen-port 0`` and no port in the file both take any free port."""
+    if "metricsExporterType" not in keys:
+        broker.metrics_exporter_type = MetricsExporterType.PROM
+    if metrics_port is not None:
+        broker.metrics_prom_exporter_port = metrics_port
+    elif broker.listen_port == 0 and "metricsPromExporterPort" not in keys:
+        broker.metrics_prom_exporter_port = 0
+    port = broker.metrics_prom_exporter_port
+    if not 0 <= port < 65535:
+        raise ConfigError(
+            f"--metrics-port: {port} is not a port (0..65534; the name server's is next)"
+        )
+    namesrv.metrics_exporter_type = broker.metrics_exporter_type
+    namesrv.metrics_prom_exporter_host = broker.metrics_prom_exporter_host
+    namesrv.metrics_prom_exporter_port = port + 1 if port else 0
+    namesrv.metrics_label = broker.metrics_label
 
 
 def config_options(func: Callable[..., None]) -> Callable[..., None]:
@@ -230,6 +271,12 @@ def config_options(func: Callable[..., None]) -> Callable[..., None]:
     help=f"The address both listen on (default {DEFAULT_START_BIND}: this machine only; "
     "0.0.0.0: every interface).",
 )
+@click.option(
+    "--metrics-port",
+    type=int,
+    help=f"The broker's Prometheus port (default {DEFAULT_PROM_EXPORTER_PORT}, the name "
+    "server's is the next; 0: any free port, the default with --listen-port 0).",
+)
 @log_level_option()
 def start(
     config_path: str | None,
@@ -237,10 +284,13 @@ def start(
     namesrv_port: int | None,
     listen_port: int | None,
     bind: str | None,
+    metrics_port: int | None,
 ) -> None:
     """Run a name server and a broker in one process, ready to use (stop: `orbitmq stop`)."""
     try:
-        embedded = embedded_config(config_path, data_dir, namesrv_port, listen_port, bind)
+        embedded = embedded_config(
+            config_path, data_dir, namesrv_port, listen_port, bind, metrics_port
+        )
     except ConfigError as exc:
         fail(str(exc))
 
@@ -252,7 +302,9 @@ def start(
             # Both ports before the store: a busy port fails before the data is touched.
             await namesrv_controller.remoting_server.bind()
             broker_config.namesrv_addr = embedded.namesrv_addr or namesrv_controller.address
-            broker_controller = BrokerController(broker_config, embedded.store)
+            broker_controller = BrokerController(
+                broker_config, embedded.store, config_path=config_path
+            )
             await broker_controller.remoting_server.bind()
             await namesrv_controller.start()
             await broker_controller.start()
@@ -280,6 +332,7 @@ def start(
             f"listening on {_listening_on(broker_config.bind_address)}, "
             f"data in {embedded.store.store_path_root_dir}"
         )
+        _say_metrics(started_broker, namesrv_controller)
         return stop_all
 
     _run(start_all)

@@ -18,6 +18,7 @@ from orbitmq.client.allocate_strategy import (
     message_queue_key,
 )
 from orbitmq.client.backoff import Backoff
+from orbitmq.client.broker_admin import BrokerAdmin
 from orbitmq.client.consistent_hash_router import ConsistentHashRouter, HashFunction, md5_hash
 from orbitmq.client.consume_message_hook import (
     ConsumeMessageContext,
@@ -37,6 +38,12 @@ from orbitmq.client.errors import (
     NoRouteError,
     SendTimeoutError,
     WrongServerError,
+)
+from orbitmq.client.group_admin import (
+    ConsumerNotOnlineError,
+    GroupAdmin,
+    MessageTrack,
+    TrackType,
 )
 from orbitmq.client.latency_fault import (
     DEFAULT_LATENCY_MAX_MS,
@@ -92,15 +99,18 @@ __all__ = [
     "AllocateMessageQueueConsistentHash",
     "AllocateMessageQueueStrategy",
     "Backoff",
+    "BrokerAdmin",
     "ClientConfig",
     "ConsistentHashRouter",
     "ConsumeContext",
     "ConsumeMessageContext",
     "ConsumeMessageHook",
     "ConsumeResult",
+    "ConsumerNotOnlineError",
     "ConsumerProgress",
     "DeadLetter",
     "FaultItem",
+    "GroupAdmin",
     "HashFunction",
     "LatencyFaultTolerance",
     "Listener",
@@ -118,6 +128,7 @@ __all__ = [
     "MessageFilterHook",
     "MessageQueueSelector",
     "MessageSelector",
+    "MessageTrack",
     "NoRouteError",
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
@@ -144,6 +155,7 @@ __all__ = [
     "SendTimeoutError",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "TrackType",
     "TransactionListener",
     "TransactionProducer",
     "TransactionSendResult",

@@ -9,7 +9,8 @@ REQUEST_CODE_NOT_SUPPORTED for those).
 
 from __future__ import annotations
 
-from orbitmq.client.mq_client_api import MQClientAPI
+from orbitmq.client.broker_runtime_api import BrokerRuntimeAPI
+from orbitmq.client.group_admin_api import GroupAdminAPI
 from orbitmq.common import MessageQueue
 from orbitmq.protocol import (
     ClusterInfo,
@@ -29,8 +30,10 @@ from orbitmq.protocol.header import (
 )
 
 
-class MQAdminAPI(MQClientAPI):
-    """``MQClientAPI`` plus the admin requests. Owns nothing but the shared
+class MQAdminAPI(GroupAdminAPI, BrokerRuntimeAPI):
+    """``MQClientAPI`` plus the admin requests (those on groups, connections and the name
+    servers' settings in ``GroupAdminAPI``; the broker config, runtime and stats ones in
+    ``BrokerRuntimeAPI``). Owns nothing but the shared
     ``RemotingClient``; safe to share between tasks of one event loop."""
 
     # -- name server ----------------------------------------------------------------------

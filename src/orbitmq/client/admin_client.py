@@ -4,7 +4,8 @@ over the OrbitMQ client.
 ``async with AdminClient(namesrv_addr=...) as admin: await admin.create_topic("T")``.
 Topics (create, delete, list, route, status), a group's consume progress, offset resets by
 time, message lookups (by offset id, key or unique id) and a group's dead letters (listed and
-resent, see :mod:`orbitmq.client.dead_letters`).
+resent, see :mod:`orbitmq.client.dead_letters`); groups, connections, clients' running info
+and the name servers' settings (:mod:`orbitmq.client.group_admin`).
 
 Statistics come from GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208); resets go
 through INVOKE_BROKER_TO_RESET_OFFSET (222), which also tells the group's online consumers.
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.broker_admin import BrokerAdmin
 from orbitmq.client.dead_letters import (
     DEFAULT_DEAD_LETTER_LIMIT,
     RESEND_PRODUCER_GROUP,
@@ -28,9 +30,12 @@ from orbitmq.client.dead_letters import (
     resend_dead_letters,
 )
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
+from orbitmq.client.group_admin import GroupAdmin
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, client_config_for
 from orbitmq.client.producer import Producer
 from orbitmq.client.queue_reader import QueueReader
+from orbitmq.client.trace.message_trace import MessageTrace, message_trace
+from orbitmq.client.trace.trace_data_encoder import DEFAULT_TRACE_TOPIC
 from orbitmq.common import (
     AsyncLifetime,
     MessageExt,
@@ -121,9 +126,10 @@ class ConsumerProgress:
         return sum(q.lag for q in self.queues)
 
 
-class AdminClient(AsyncLifetime):
+class AdminClient(GroupAdmin, BrokerAdmin, AsyncLifetime):
     """Owns an ``MQClientInstance`` (connections, route cache) and the ``MQAdminAPI`` on its
-    remoting client. Use from one event loop; calls may run concurrently on it."""
+    remoting client; the operations on groups, connections and name server settings come
+    from ``GroupAdmin``. Use from one event loop; calls may run concurrently on it."""
 
     def __init__(
         self, *, namesrv_addr: str | None = None, client_config: ClientConfig | None = None
@@ -485,6 +491,22 @@ class AdminClient(AsyncLifetime):
         if not found:
             raise MQClientError(f"no message with unique id {uniq_id} in topic {topic}")
         return found[0]
+
+    async def query_msg_trace_by_id(
+        self,
+        msg_id: str,
+        trace_topic: str = DEFAULT_TRACE_TOPIC,
+        *,
+        max_num: int = 64,
+        begin_ms: int = 0,
+        end_ms: int | None = None,
+    ) -> MessageTrace:
+        """The trace of message ``msg_id`` (its unique id, what send() returns as msg_id):
+        who sent it and where it was stored, which groups consumed it, when and with what
+        result (mqadmin queryMsgTraceById: the trace messages of ``trace_topic`` indexed
+        under the id, at most ``max_num`` of them, stored in [begin_ms, end_ms])."""
+        found = await self.query_messages_by_key(trace_topic, msg_id, max_num, begin_ms, end_ms)
+        return message_trace(msg_id, found)
 
     # -- dead letters ---------------------------------------------------------------------
 

@@ -29,17 +29,20 @@ def offset_store_for(config: ConsumerConfig, instance: MQClientInstance, group: 
 
 class BrokerOffsets:
     """QUERY_CONSUMER_OFFSET and UPDATE_CONSUMER_OFFSET at the master of the queue's broker
-    (the ``BrokerOffsetBackend`` of ``RemoteBrokerOffsetStore``). Holds only the instance."""
+    group, or at its slave while the route lists no master (the ``BrokerOffsetBackend`` of
+    ``RemoteBrokerOffsetStore``, which uses RocketMQ's findBrokerAddressInAdmin): the slave
+    keeps what is committed meanwhile, and the next periodic commit after the master is
+    back takes the consumer's offsets to it. Holds only the instance."""
 
     def __init__(self, instance: MQClientInstance) -> None:
         self._instance = instance
 
     async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
         instance = self._instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        found = await instance.find_broker_address_in_admin_or_fetch(mq.broker_name, mq.topic)
         try:
             return await instance.api.query_consumer_offset(
-                addr, group, mq, instance.config.mq_client_api_timeout_s
+                found.broker_addr, group, mq, instance.config.mq_client_api_timeout_s
             )
         except mq_client_api.OffsetNotFoundError as exc:
             raise OffsetNotFoundError(str(exc)) from exc
@@ -48,7 +51,12 @@ class BrokerOffsets:
         self, group: str, mq: MessageQueue, offset: int, oneway: bool
     ) -> None:
         instance = self._instance
-        addr = await instance.find_broker_addr_or_fetch(mq.broker_name, mq.topic)
+        found = await instance.find_broker_address_in_admin_or_fetch(mq.broker_name, mq.topic)
         await instance.api.update_consumer_offset(
-            addr, group, mq, offset, instance.config.mq_client_api_timeout_s, oneway=oneway
+            found.broker_addr,
+            group,
+            mq,
+            offset,
+            instance.config.mq_client_api_timeout_s,
+            oneway=oneway,
         )

@@ -3,22 +3,40 @@ the consumer's own message filter (R38), for what a tag or SQL92 expression cann
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 from orbitmq.common import MessageExt, MessageQueue
+
+#: The ``props`` key under which the push consumer tells the after-hooks how the listener
+#: call ended: a ConsumeReturnType name (RocketMQ's MixAll.CONSUME_CONTEXT_TYPE).
+CONSUME_CONTEXT_TYPE: Final = "ConsumeContextType"
+
+
+class ConsumeReturnType(enum.Enum):
+    """How a listener call ended (RocketMQ's ConsumeReturnType; the value is its ordinal,
+    the contextCode of a SubAfter trace record)."""
+
+    SUCCESS = 0
+    TIME_OUT = 1
+    EXCEPTION = 2
+    RETURNNULL = 3
+    FAILED = 4
 
 
 @dataclass
 class ConsumeMessageContext:
-    """What consume hooks see (RocketMQ's ConsumeMessageContext)."""
+    """What consume hooks see (RocketMQ's ConsumeMessageContext). ``mq_trace_context`` is
+    where a before-hook leaves what its after-hook needs (RocketMQ's mqTraceContext)."""
 
     consumer_group: str
     message_queue: MessageQueue
     messages: Sequence[MessageExt]
     success: bool = False
     props: dict[str, str] = field(default_factory=dict)
+    mq_trace_context: object | None = None
 
 
 class ConsumeMessageHook(Protocol):

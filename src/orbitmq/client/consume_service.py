@@ -13,7 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
 from typing import Any, Protocol
 
-from orbitmq.client.consume_message_hook import ConsumeMessageContext
+from orbitmq.client.consume_message_hook import (
+    CONSUME_CONTEXT_TYPE,
+    ConsumeMessageContext,
+    ConsumeReturnType,
+)
 from orbitmq.client.consumer_config import (
     ConsumeContext,
     ConsumeResult,
@@ -85,16 +89,25 @@ class _ListenerRunner:
         self, consumer: ConsumeServiceHost, batch: list[MessageExt], context: ConsumeContext
     ) -> bool:
         """One listener call as the user sees it: original topics restored, consume start
-        stamped, the consumer's hooks around it. True when every message was consumed."""
+        stamped, the consumer's hooks around it (told how the call ended, as RocketMQ's
+        ConsumeContextType). True when every message was consumed."""
         restore_retry_topic(batch, consumer.group)
-        mark_consume_start(batch, consumer.clock.now_ms())
+        began_ms = consumer.clock.now_ms()
+        mark_consume_start(batch, began_ms)
         hooks_context = consumer.before_consume(batch, context.message_queue)
-        ok = await self.run(batch, context)
+        outcome = await self.run(batch, context)
+        ok = outcome is ConsumeReturnType.SUCCESS
+        if ok and consumer.clock.now_ms() - began_ms >= consumer.config.consume_timeout_s * 1000:
+            outcome = ConsumeReturnType.TIME_OUT  # consumed, but too slowly
+        hooks_context.props[CONSUME_CONTEXT_TYPE] = outcome.name
         consumer.after_consume(hooks_context, ok)
         return ok
 
-    async def run(self, messages: Sequence[MessageExt], context: ConsumeContext) -> bool:
-        """True when the listener consumed every message."""
+    async def run(
+        self, messages: Sequence[MessageExt], context: ConsumeContext
+    ) -> ConsumeReturnType:
+        """SUCCESS when the listener consumed every message, EXCEPTION when it raised,
+        FAILED when it answered a failure."""
         async with self._slots:
             try:
                 if self._pool is None:
@@ -108,8 +121,10 @@ class _ListenerRunner:
                     )
             except Exception:
                 log.warning("consume of %d message(s) failed", len(messages), exc_info=True)
-                return False
-        return answer is None or answer is ConsumeResult.SUCCESS
+                return ConsumeReturnType.EXCEPTION
+        if answer is None or answer is ConsumeResult.SUCCESS:
+            return ConsumeReturnType.SUCCESS
+        return ConsumeReturnType.FAILED
 
     def shutdown(self) -> None:
         if self._pool is not None:

@@ -63,6 +63,11 @@ class ConsumerConfig:
     rebalance_interval_s: float = 20.0
     #: Broadcasting: where offsets.json files live (RocketMQ's rocketmq.client.localOffsetStoreDir).
     local_offset_store_dir: str | None = None
+    #: Message trace (R41): SubBefore and SubAfter records around every listener call (or
+    #: poll), sent in the background to ``trace_topic`` (RocketMQ's enableMsgTrace and
+    #: customizedTraceTopic; None: RMQ_SYS_TRACE_TOPIC).
+    enable_trace: bool = False
+    trace_topic: str | None = None
 
 
 @dataclass

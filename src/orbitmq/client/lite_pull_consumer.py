@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from orbitmq.client.broker_offsets import offset_store_for
+from orbitmq.client.consume_message_hook import CONSUME_CONTEXT_TYPE, ConsumeReturnType
 from orbitmq.client.consume_service import restore_retry_topic
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQBrokerError, MQClientError
@@ -167,6 +168,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
             # count in the rebalance of subscribing consumers of the same group.
             self.instance.register_consumer(self)
         await self.instance.start()
+        await self._start_trace()
         self._started = True
         self._next_auto_commit = self._clock.monotonic() + self.config.auto_commit_interval_s
         self._tasks.append(
@@ -203,6 +205,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         await self.persist_offsets()
         for state in self._states.values():
             state.pq.dropped = True
+        await self._stop_trace()
         if self._assigned is None:
             await self.instance.unregister_consumer(self.group)
         if self._own_instance:
@@ -367,6 +370,11 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         if offset >= 0 and state is not None and state.pq is request.pq:
             state.consume_offset = offset
         restore_retry_topic(request.messages, self.group)
+        if self.hooks:
+            # As RocketMQ's lite pull consumer: a poll is a consume that succeeded.
+            context = self.before_consume(request.messages, request.mq)
+            context.props[CONSUME_CONTEXT_TYPE] = ConsumeReturnType.SUCCESS.name
+            self.after_consume(context, True)
         return request.messages
 
     def pause(self, queues: Iterable[MessageQueue]) -> None:

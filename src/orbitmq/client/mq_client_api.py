@@ -531,4 +531,5 @@ def pull_result_of(response: RemotingCommand, addr: str) -> PullResult:
         answer.min_offset,
         answer.max_offset,
         suggest_which_broker_id=answer.suggest_which_broker_id,
+        broker_addr=addr,
     )

@@ -14,7 +14,9 @@ import socket
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from orbitmq.client.client_admin_processor import ClientAdminProcessor
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
+from orbitmq.client.find_broker import FindBrokerResult, find_broker_address_in_admin
 from orbitmq.client.mq_client_api import MQClientAPI
 from orbitmq.client.topic_publish_info import TopicPublishInfo
 from orbitmq.common import MessageExt, MessageQueue, decode_message
@@ -155,6 +157,9 @@ class MQClientInstance:
         client_remoting = _ClientRemotingProcessor(self)
         for code in client_remoting.codes:
             self.remoting.table.register_processor(code, client_remoting)
+        client_admin = ClientAdminProcessor(self.consumers, lambda: config.namesrv_addresses)
+        for code in client_admin.codes:
+            self.remoting.table.register_processor(code, client_admin)
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -318,6 +323,20 @@ class MQClientInstance:
             raise MQClientError(f"The broker[{broker_name}] not exist")
         return addr
 
+    async def find_broker_address_in_admin_or_fetch(
+        self, broker_name: str, topic: str
+    ) -> FindBrokerResult:
+        """The master of ``broker_name`` while the route lists it, else a slave (RocketMQ's
+        findBrokerAddressInAdmin, as the offset store uses it), refreshing ``topic``'s route
+        once if the group is unknown."""
+        found = find_broker_address_in_admin(self.broker_addrs.get(broker_name))
+        if found is None:
+            await self.update_topic_route(topic)
+            found = find_broker_address_in_admin(self.broker_addrs.get(broker_name))
+        if found is None:
+            raise MQClientError(f"The broker[{broker_name}] not exist")
+        return found
+
     # -- a queue's offsets at its broker (RocketMQ's MQAdminImpl) --------------------------
 
     async def min_offset(self, mq: MessageQueue) -> int:
@@ -338,15 +357,20 @@ class MQClientInstance:
         return await self.api.search_offset(addr, mq, timestamp_ms, timeout_s)
 
     def any_broker_addr_of(self, topic: str) -> str | None:
-        """The master of some broker serving ``topic`` (for group-wide questions)."""
+        """A broker serving ``topic``, for group-wide questions (RocketMQ's
+        findBrokerAddrByTopic): a master if the route lists one, else a slave, so a group
+        whose only master is down still learns its consumers from the slave."""
         route = self.routes.get(topic)
         if route is None:
             return None
+        slaves: list[str] = []
         for broker in route.broker_datas:
-            addr = broker.broker_addrs.get(MASTER_ID)
-            if addr is not None:
-                return addr
-        return None
+            found = find_broker_address_in_admin(broker.broker_addrs)
+            if found is not None and not found.slave:
+                return found.broker_addr
+            if found is not None:
+                slaves.append(found.broker_addr)
+        return slaves[0] if slaves else None
 
     # -- heartbeats -----------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import Final
 
 from orbitmq.common import SYSTEM_CLOCK, Clock, MessageExt
 from orbitmq.common import message_const as mc
+from orbitmq.protocol.body import ProcessQueueInfo
 
 #: An orderly consumer's lock at the broker counts as lost on the client after this long
 #: without renewal (``rocketmq.client.rebalance.lockMaxLiveTime``); the broker keeps it 60 s,
@@ -378,6 +379,30 @@ class ProcessQueue:
     def is_lock_expired(self) -> bool:
         """The broker lock was not renewed within ``REBALANCE_LOCK_MAX_LIVE_TIME_MS``."""
         return self._clock.now_ms() - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS
+
+    def fill_process_queue_info(self, commit_offset: int) -> ProcessQueueInfo:
+        """What GET_CONSUMER_RUNNING_INFO reports of this queue (RocketMQ's
+        fillProcessQueueInfo): the cached run, the orderly taken run, lock and times."""
+        info = ProcessQueueInfo(
+            commit_offset=commit_offset,
+            locked=self.locked,
+            try_unlock_times=self.try_unlock_times,
+            last_lock_timestamp=self.last_lock_timestamp,
+            droped=self.dropped,
+            last_pull_timestamp=self.last_pull_timestamp,
+            last_consume_timestamp=self.last_consume_timestamp,
+        )
+        with self._lock:
+            if self._offsets:
+                info.cached_msg_min_offset = self._offsets[0]
+                info.cached_msg_max_offset = self._offsets[-1]
+                info.cached_msg_count = len(self._offsets)
+            info.cached_msg_size_in_mib = self._size_bytes // (1024 * 1024)
+            if self._consuming:
+                info.transaction_msg_min_offset = min(self._consuming)
+                info.transaction_msg_max_offset = max(self._consuming)
+                info.transaction_msg_count = len(self._consuming)
+        return info
 
     # --- lifetime -----------------------------------------------------------------------------
 

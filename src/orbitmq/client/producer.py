@@ -16,12 +16,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from orbitmq.client.backoff import Backoff
+from orbitmq.client.end_transaction_hook import EndTransactionContext, EndTransactionHook
 from orbitmq.client.errors import MQBrokerError, MQClientError
 from orbitmq.client.latency_fault import MQFaultStrategy
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.send_deadline import SendDeadline
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import TopicPublishInfo
+from orbitmq.client.trace.async_trace_dispatcher import (
+    TRACE_MAX_MSG_SIZE,
+    TRACE_SEND_TIMEOUT_S,
+    AsyncTraceDispatcher,
+    TraceDispatcherType,
+    trace_producer_group,
+)
+from orbitmq.client.trace.trace_hooks import EndTransactionTraceHook, SendMessageTraceHook
 from orbitmq.client.transaction_verdict import TransactionVerdict
 from orbitmq.common import (
     SYSTEM_CLOCK,
@@ -77,6 +86,8 @@ class SendContext:
     result: SendResult | None = None
     exception: BaseException | None = None
     props: dict[str, str] = field(default_factory=dict)
+    #: Where a before-hook leaves what its after-hook needs (RocketMQ's mqTraceContext).
+    mq_trace_context: object | None = None
 
 
 class SendMessageHook(Protocol):
@@ -102,6 +113,11 @@ class ProducerConfig:
     default_topic_queue_nums: int = 4
     create_topic_key: str = AUTO_CREATE_TOPIC_KEY
     send_latency_fault_enable: bool = False
+    #: Message trace (R41): a Pub record for every send, an EndTransaction record for every
+    #: verdict, sent in the background to ``trace_topic`` (RocketMQ's enableMsgTrace and
+    #: customizedTraceTopic; None: RMQ_SYS_TRACE_TOPIC).
+    enable_trace: bool = False
+    trace_topic: str | None = None
 
 
 class Producer(AsyncLifetime):
@@ -129,6 +145,9 @@ class Producer(AsyncLifetime):
             send_latency_fault_enable=self.config.send_latency_fault_enable
         )
         self.hooks: list[SendMessageHook] = []
+        self.end_transaction_hooks: list[EndTransactionHook] = []
+        #: Sends this producer's trace records; set at start when enable_trace is on.
+        self.trace_dispatcher: AsyncTraceDispatcher | None = None
         #: Brokers told by a heartbeat (to that broker alone), before this producer's first
         #: send to each, that it is a producer of its group; None (the default): not done.
         #: A producer that answers checks sets a set: a broker asks only producers it knows,
@@ -139,12 +158,22 @@ class Producer(AsyncLifetime):
     async def start(self) -> None:
         self.instance.register_producer(self.group)
         await self.instance.start()
+        if self.config.enable_trace and self.trace_dispatcher is None:
+            dispatcher = new_trace_dispatcher(
+                self.instance, self.group, TraceDispatcherType.PRODUCE, self.config.trace_topic
+            )
+            await dispatcher.start()
+            self.trace_dispatcher = dispatcher
+            self.hooks.append(SendMessageTraceHook(dispatcher, self._clock))
+            self.end_transaction_hooks.append(EndTransactionTraceHook(dispatcher, self._clock))
         self._started = True
 
     async def shutdown(self) -> None:
         if not self._started:
             return
         self._started = False
+        if self.trace_dispatcher is not None:
+            await self.trace_dispatcher.shutdown()  # what is queued is sent first
         await self.instance.unregister_producer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
@@ -154,6 +183,14 @@ class Producer(AsyncLifetime):
 
     def register_send_hook(self, hook: SendMessageHook) -> None:
         self.hooks.append(hook)
+
+    def register_end_transaction_hook(self, hook: EndTransactionHook) -> None:
+        """``hook`` is called after each verdict a TransactionProducer sends."""
+        self.end_transaction_hooks.append(hook)
+
+    def _after_end_transaction(self, context: EndTransactionContext) -> None:
+        for hook in self.end_transaction_hooks:
+            hook.end_transaction(context)
 
     # -- sending --------------------------------------------------------------------------
 
@@ -472,6 +509,22 @@ class Producer(AsyncLifetime):
             reconsume_times=None,
             max_reconsume_times=None,
         )
+
+
+def new_trace_dispatcher(
+    instance: MQClientInstance, host_group: str, kind: TraceDispatcherType, topic: str | None
+) -> AsyncTraceDispatcher:
+    """A dispatcher of ``host_group``'s trace records over a producer of its own group on
+    the same client instance (RocketMQ's trace producer: 5 s send timeout, 128000-byte
+    messages, no trace of its own)."""
+    sender = Producer(
+        trace_producer_group(host_group, kind),
+        instance=instance,
+        config=ProducerConfig(
+            send_msg_timeout_s=TRACE_SEND_TIMEOUT_S, max_message_size=TRACE_MAX_MSG_SIZE
+        ),
+    )
+    return AsyncTraceDispatcher(sender, topic)
 
 
 def _answered(result: SendResult | None) -> SendResult:

@@ -5,15 +5,16 @@ Every pull answer carries ``suggestWhichBrokerId``: the master says 1 (the group
 whichBrokerWhenConsumeSlowly) when, with slaveReadEnable on, the pull read further behind the
 head than the memory a master keeps for reads; the slave (or the master, once the consumer
 has caught up) says 0. The next pull of that queue goes where the last answer said. A pull to
-a slave never carries the commit-offset flag: a slave stores no offsets."""
+a slave never carries the commit-offset flag: a slave stores no offsets from pulls. Each
+result says which broker served it (``PullResult.broker_id`` and ``broker_addr``)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
 
 from orbitmq.client.consume_message_hook import MessageFilterHook
 from orbitmq.client.errors import MQClientError
+from orbitmq.client.find_broker import FindBrokerResult, find_broker_address_in_subscribe
 from orbitmq.client.mq_client_instance import MQClientInstance
 from orbitmq.client.pull_result import PullResult
 from orbitmq.common import MessageQueue
@@ -21,34 +22,6 @@ from orbitmq.filter import SubscriptionData
 from orbitmq.protocol.body import MASTER_ID
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import clear_commit_offset_flag
-
-
-class FindBrokerResult(NamedTuple):
-    """A broker address to pull from, and whether it is a slave's."""
-
-    broker_addr: str
-    slave: bool
-
-
-def find_broker_address_in_subscribe(
-    broker_addrs: dict[int, str] | None, broker_id: int, only_this_broker: bool
-) -> FindBrokerResult | None:
-    """RocketMQ's choice among a group's brokers: ``broker_id``; for a slave id that is gone,
-    the next id; else (unless ``only_this_broker``) any broker of the group, so that a queue
-    is read from the slave alone when its master has left the route."""
-    if not broker_addrs:
-        return None
-    slave = broker_id != MASTER_ID
-    addr = broker_addrs.get(broker_id)
-    if addr is None and slave:
-        addr = broker_addrs.get(broker_id + 1)
-    if addr is not None:
-        return FindBrokerResult(addr, slave)
-    if only_this_broker:
-        return None
-    # RocketMQ takes the map's first entry; ours is ordered by id, so a master comes first.
-    first_id = min(broker_addrs)
-    return FindBrokerResult(broker_addrs[first_id], first_id != MASTER_ID)
 
 
 class PullAPIWrapper:
@@ -89,7 +62,7 @@ class PullAPIWrapper:
     ) -> PullResult:
         """One pull of ``mq`` from the broker the last answer suggested; the answer's
         suggestion is kept for the next pull (RocketMQ's pullKernelImpl and
-        processPullResult)."""
+        processPullResult). The result names the broker that served it."""
         found = await self.find_broker(mq)
         if found.slave:
             header = dataclasses.replace(header, sys_flag=clear_commit_offset_flag(header.sys_flag))
@@ -97,4 +70,5 @@ class PullAPIWrapper:
             found.broker_addr, header, subscription, timeout_s, message_filter=message_filter
         )
         self.update_pull_from_which_node(mq, result.suggest_which_broker_id)
+        result.broker_id = found.broker_id
         return result

@@ -22,7 +22,9 @@ class PullStatus(enum.Enum):
 @dataclass(slots=True)
 class PullResult:
     """One pull's answer. Queue offsets throughout; ``messages`` already decoded, checked
-    against the subscription's tag strings and decompressed."""
+    against the subscription's tag strings and decompressed. ``broker_addr`` and
+    ``broker_id`` say which broker of the queue's group served it (a slave while the master
+    is down or suggested the slave); RocketMQ's PullResult does not carry them."""
 
     pull_status: PullStatus
     next_begin_offset: int
@@ -31,3 +33,8 @@ class PullResult:
     messages: list[MessageExt] = field(default_factory=list)
     #: Which broker of the group (0 = master) to pull from next.
     suggest_which_broker_id: int = 0
+    #: The address of the broker that answered.
+    broker_addr: str = ""
+    #: Its broker id in its group (0 = master); None when the caller did not say which id it
+    #: pulled from (``PullAPIWrapper`` always does).
+    broker_id: int | None = None

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 
 from orbitmq.client.broker_offsets import offset_store_for
-from orbitmq.client.consume_message_hook import ConsumeMessageContext, ConsumeMessageHook
+from orbitmq.client.client_admin_processor import consume_directly
 from orbitmq.client.consume_service import (
     ConcurrentConsumeService,
     ConsumeService,
@@ -37,13 +36,23 @@ from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
+from orbitmq.common.config_binding import config_properties
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
 from orbitmq.protocol import (
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+    ConsumeStatus,
     ConsumeType,
     LockBatchRequestBody,
     MessageModel,
     UnlockBatchRequestBody,
+)
+from orbitmq.protocol.body.consumer_running import (
+    PROP_CONSUME_ORDERLY,
+    PROP_CONSUME_TYPE,
+    PROP_CONSUMER_START_TIMESTAMP,
+    PROP_THREADPOOL_CORE_SIZE,
 )
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
@@ -83,13 +92,13 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             clock=clock,
         )
         self.process_queues: dict[MessageQueue, ProcessQueue] = {}
-        self.hooks: list[ConsumeMessageHook] = []
         self._listener: Listener | None = None
         self._orderly = False
         self._consume_service: ConsumeService | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
+        self._start_timestamp_ms = 0
 
     # -- configuration --------------------------------------------------------------------
 
@@ -104,9 +113,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         retry. ``orderly`` gives each queue's messages one at a time in offset order."""
         self._listener = listener
         self._orderly = orderly
-
-    def register_consume_hook(self, hook: ConsumeMessageHook) -> None:
-        self.hooks.append(hook)
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -131,6 +137,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         self.instance.register_consumer(self)
         try:
             await self.instance.start()
+            await self._start_trace()
             await self.rebalance.fetch_routes()  # a dead or wrong name server raises
             await self._check_client_in_broker()  # a broker refusing SQL92 raises
         except BaseException:
@@ -138,6 +145,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             raise
         await self.instance.send_heartbeat_to_all_brokers()
         self._started = True
+        self._start_timestamp_ms = self._clock.now_ms()
         await self.rebalance.do_rebalance()
         self._tasks = [
             asyncio.create_task(self.rebalance.run()),
@@ -168,6 +176,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         no consume threads, no connections of its own."""
         assert self._consume_service is not None
         await self._consume_service.shutdown()
+        await self._stop_trace()
         await self.instance.unregister_consumer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
@@ -188,6 +197,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             await self.unlock_all()
         for pq in self.process_queues.values():
             pq.dropped = True
+        await self._stop_trace()
         await self.instance.unregister_consumer(self.group)
         if self._own_instance:
             await self.instance.shutdown()
@@ -269,6 +279,11 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             if reason is not None:
                 await asyncio.sleep(PULL_TIME_DELAY_WHEN_FLOW_CONTROL_S)
                 continue
+            if self._orderly and clustering and not pq.locked:
+                # RocketMQ's pullMessage: an orderly queue is pulled only while locked at its
+                # master (with the master down it is not: nothing is read from the slave).
+                await asyncio.sleep(PULL_TIME_DELAY_WHEN_EXCEPTION_S)
+                continue
             commit_offset = 0
             sys_flag = FLAG_SUSPEND | FLAG_SUBSCRIPTION
             if clustering:
@@ -328,6 +343,35 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             if config.pull_interval_s > 0:
                 await asyncio.sleep(config.pull_interval_s)
 
+    async def consumer_running_info(self) -> ConsumerRunningInfo:
+        """What GET_CONSUMER_RUNNING_INFO reports (RocketMQ's DefaultMQPushConsumerImpl
+        consumerRunningInfo): settings, subscriptions, and each queue held with its offset.
+        The rates per topic are zeros: this client keeps no consume statistics yet."""
+        properties = config_properties([self.config, self.instance.config])
+        properties |= {
+            "consumerGroup": self.group,
+            PROP_CONSUME_ORDERLY: "true" if self._orderly else "false",
+            PROP_THREADPOOL_CORE_SIZE: str(self.config.consume_thread_min),
+            PROP_CONSUMER_START_TIMESTAMP: str(self._start_timestamp_ms),
+            PROP_CONSUME_TYPE: self.CONSUME_TYPE.name,
+        }
+        data = self.consumer_data()
+        info = ConsumerRunningInfo(properties, subscription_set=data.subscription_data_set)
+        for mq, pq in sorted(self.process_queues.items()):
+            offset = await self.offset_store.read_offset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+            info.mq_table[mq] = pq.fill_process_queue_info(offset)
+        info.status_table = {s.topic: ConsumeStatus() for s in data.subscription_data_set}
+        return info
+
+    async def consume_message_directly(
+        self, msg: MessageExt, broker_name: str | None
+    ) -> ConsumeMessageDirectlyResult:
+        """CONSUME_MESSAGE_DIRECTLY: the listener takes ``msg`` alone, outside the queues."""
+        if self._listener is None:
+            raise MQClientError("register a listener before consuming")
+        mq = MessageQueue(msg.topic, broker_name or "", msg.queue_id)
+        return await consume_directly(self._listener, msg, mq, self.group, orderly=self._orderly)
+
     # -- what the consume services need -----------------------------------------------------
 
     async def send_message_back(self, msg: MessageExt, delay_level: int) -> bool:
@@ -357,19 +401,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
             if mq.topic in (msg.topic, retry_topic(self.group)) and mq.queue_id == msg.queue_id:
                 return mq.broker_name
         return ""
-
-    def before_consume(
-        self, messages: Sequence[MessageExt], mq: MessageQueue
-    ) -> ConsumeMessageContext:
-        context = ConsumeMessageContext(self.group, mq, messages)
-        for hook in self.hooks:
-            hook.consume_message_before(context)
-        return context
-
-    def after_consume(self, context: ConsumeMessageContext, success: bool) -> None:
-        context.success = success
-        for hook in self.hooks:
-            hook.consume_message_after(context)
 
     # -- periodic duties ---------------------------------------------------------------------
 

@@ -7,17 +7,24 @@ MQConsumerInner)."""
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar, Generic, TypeVar
 
-from orbitmq.client.consume_message_hook import MessageFilterHook
+from orbitmq.client.consume_message_hook import (
+    ConsumeMessageContext,
+    ConsumeMessageHook,
+    MessageFilterHook,
+)
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.offset_store import OffsetStore
+from orbitmq.client.producer import new_trace_dispatcher
 from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.rebalance import Rebalance, start_offset
-from orbitmq.common import AsyncLifetime, Clock, MessageQueue
+from orbitmq.client.trace.async_trace_dispatcher import AsyncTraceDispatcher, TraceDispatcherType
+from orbitmq.client.trace.trace_hooks import ConsumeMessageTraceHook
+from orbitmq.common import AsyncLifetime, Clock, MessageExt, MessageQueue
 from orbitmq.filter import SubscriptionData, is_tag_type
 from orbitmq.protocol import MASTER_ID, ConsumerData, ConsumeType
 
@@ -67,6 +74,9 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
         self.pull_api_wrapper = PullAPIWrapper(self.instance)
         #: The consumer's own filter (R38), applied to every pulled message.
         self.message_filter: MessageFilterHook | None = None
+        self.hooks: list[ConsumeMessageHook] = []
+        #: Sends this consumer's trace records; set at start when enable_trace is on.
+        self.trace_dispatcher: AsyncTraceDispatcher | None = None
 
     @abstractmethod
     async def shutdown(self) -> None: ...
@@ -78,6 +88,41 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
     def clock(self) -> Clock:
         """The clock the consumer was built with."""
         return self._clock
+
+    def register_consume_hook(self, hook: ConsumeMessageHook) -> None:
+        self.hooks.append(hook)
+
+    def before_consume(
+        self, messages: Sequence[MessageExt], mq: MessageQueue
+    ) -> ConsumeMessageContext:
+        context = ConsumeMessageContext(self.group, mq, messages)
+        for hook in self.hooks:
+            hook.consume_message_before(context)
+        return context
+
+    def after_consume(self, context: ConsumeMessageContext, success: bool) -> None:
+        context.success = success
+        for hook in self.hooks:
+            hook.consume_message_after(context)
+
+    async def _start_trace(self) -> None:
+        """With enable_trace on: the trace dispatcher started (its producer on this
+        consumer's client instance, which must be started) and the trace hook registered."""
+        if not self.config.enable_trace or self.trace_dispatcher is not None:
+            return
+        dispatcher = new_trace_dispatcher(
+            self.instance, self.group, TraceDispatcherType.CONSUME, self.config.trace_topic
+        )
+        await dispatcher.start()
+        self.trace_dispatcher = dispatcher
+        self.hooks.append(ConsumeMessageTraceHook(dispatcher, self._clock))
+
+    async def _stop_trace(self) -> None:
+        """The trace records still queued sent, then the trace producer stopped."""
+        dispatcher, self.trace_dispatcher = self.trace_dispatcher, None
+        if dispatcher is not None:
+            self.hooks = [h for h in self.hooks if not isinstance(h, ConsumeMessageTraceHook)]
+            await dispatcher.shutdown()
 
     def unsubscribe(self, topic: str) -> None:
         self.rebalance.unsubscribe(topic)

@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from orbitmq.client.end_transaction_hook import EndTransactionContext
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
 from orbitmq.client.producer import Producer, ProducerConfig
 from orbitmq.client.send_result import SendResult, SendStatus
@@ -128,8 +129,13 @@ class TransactionProducer(Producer):
             state = LocalTransactionState.ROLLBACK_MESSAGE
         verdict = TransactionVerdict.of_half(result, state)
         try:
-            await self._end_transaction(
+            addr = await self._end_transaction(
                 verdict, failure_remark("executeLocalTransactionBranch exception", error)
+            )
+            self._after_end_transaction(
+                EndTransactionContext(
+                    self.group, addr, msg, result.msg_id, result.transaction_id, state, False
+                )
             )
         except Exception as exc:
             # As RocketMQ: the half is stored, so the broker's check settles it.
@@ -175,9 +181,16 @@ class TransactionProducer(Producer):
             )
         except Exception as exc:
             log.warning("answer to the check of half %s not sent: %s", unique_key, exc)
+            return
+        self._after_end_transaction(
+            EndTransactionContext(
+                self.group, broker_addr, msg, unique_key, header.transaction_id, state, True
+            )
+        )
 
-    async def _end_transaction(self, verdict: TransactionVerdict, remark: str | None) -> None:
-        """The verdict as END_TRANSACTION, oneway (as RocketMQ's endTransactionOneway)."""
+    async def _end_transaction(self, verdict: TransactionVerdict, remark: str | None) -> str:
+        """The verdict as END_TRANSACTION, oneway (as RocketMQ's endTransactionOneway); the
+        address of the broker it went to."""
         addr = await self.instance.find_broker_addr_or_fetch(verdict.broker_name, verdict.topic)
         await self.instance.api.end_transaction(
             addr,
@@ -186,6 +199,7 @@ class TransactionProducer(Producer):
             remark=remark,
             oneway=True,
         )
+        return addr
 
     def _thread_pool(self) -> concurrent.futures.Executor:
         assert self._executor is not None  # between start and shutdown

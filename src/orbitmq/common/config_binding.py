@@ -76,3 +76,30 @@ def bind_properties(properties: Mapping[str, str], targets: Sequence[Any]) -> li
         else:
             unknown.append(key)
     return unknown
+
+
+def camel_case(name: str) -> str:
+    """``listen_port`` -> ``listenPort``: a field's RocketMQ key (initialisms such as
+    ``brokerIP1`` are not recovered)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def config_properties(targets: Sequence[Any]) -> dict[str, str]:
+    """The scalar fields of the ``targets`` dataclasses as RocketMQ's keys and texts
+    (``MixAll.object2Properties``): booleans ``true``/``false``, enums by name; None and
+    fields of other types are left out."""
+    properties: dict[str, str] = {}
+    for target in targets:
+        for f in dataclasses.fields(target):
+            value = getattr(target, f.name)
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, enum.Enum):
+                text = value.name
+            elif isinstance(value, int | float | str):
+                text = str(value)
+            else:
+                continue
+            properties.setdefault(camel_case(f.name), text)
+    return properties

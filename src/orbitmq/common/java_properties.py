@@ -73,3 +73,25 @@ def parse_properties(text: str) -> dict[str, str]:
         key, value = _split(line.lstrip())
         properties[key] = value
     return properties
+
+
+def _escape(text: str, *, key: bool) -> str:
+    out = []
+    for i, char in enumerate(text):
+        if char == "\\":
+            out.append("\\\\")
+        elif char in "\t\n\r\f":
+            out.append("\\" + "tnrf"["\t\n\r\f".index(char)])
+        elif char in "=:#!" or (char == " " and (key or i == 0)):
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def format_properties(properties: dict[str, str]) -> str:
+    """``key=value`` lines, in the given order, escaped so ``parse_properties`` (and Java's
+    Properties.load) reads back exactly these pairs."""
+    return "".join(
+        f"{_escape(k, key=True)}={_escape(v, key=False)}\n" for k, v in properties.items()
+    )

@@ -17,6 +17,8 @@ from orbitmq.namesrv.broker_registration_processor import BrokerRegistrationProc
 from orbitmq.namesrv.kv_config_manager import KVConfigManager
 from orbitmq.namesrv.kv_config_processor import KVConfigProcessor
 from orbitmq.namesrv.namesrv_config import NamesrvConfig
+from orbitmq.namesrv.namesrv_config_processor import NamesrvConfigProcessor
+from orbitmq.namesrv.namesrv_metrics import NamesrvMetrics
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.namesrv.route_query_processor import RouteQueryProcessor
 from orbitmq.protocol import RequestCode
@@ -31,7 +33,8 @@ class NamesrvController(AsyncLifetime):
     controller is independent, and several may run in one process.
 
     ``start`` loads the KV table, registers every code (see ``registrations``), starts
-    listening and scanning; ``stop`` undoes it. Use from one event loop.
+    listening, serving metrics (``NamesrvMetrics``) and scanning; ``stop`` undoes it. Use
+    from one event loop.
     """
 
     def __init__(
@@ -54,6 +57,8 @@ class NamesrvController(AsyncLifetime):
         for code, processor in self.registrations:
             self.remoting_server.table.register_processor(code, processor)
         self.remoting_server.add_listener(BrokerHousekeepingService(self.route_info_manager))
+        self.metrics = NamesrvMetrics(self.config, self.route_info_manager)
+        self.remoting_server.table.rpc_latency = self.metrics.rpc_latency
         self._scan_task: asyncio.Task[None] | None = None
 
     def _build_processors(self) -> None:
@@ -65,6 +70,7 @@ class NamesrvController(AsyncLifetime):
             self.route_info_manager, self.kv_config_manager, self.config.order_message_enable
         )
         self.kv_config_processor = KVConfigProcessor(self.kv_config_manager)
+        self.namesrv_config_processor = NamesrvConfigProcessor(self.config)
 
     def _registration_table(self) -> list[tuple[int, RequestProcessor]]:
         """The routing table, in one place (RocketMQ routes all of these to its
@@ -72,6 +78,7 @@ class NamesrvController(AsyncLifetime):
         on the remoting server's public executor."""
         registration = self.broker_registration_processor
         routes, kv_config = self.route_query_processor, self.kv_config_processor
+        config = self.namesrv_config_processor
         return [
             (RequestCode.REGISTER_BROKER, registration),
             (RequestCode.UNREGISTER_BROKER, registration),
@@ -91,6 +98,8 @@ class NamesrvController(AsyncLifetime):
             (RequestCode.GET_KV_CONFIG, kv_config),
             (RequestCode.DELETE_KV_CONFIG, kv_config),
             (RequestCode.GET_KVLIST_BY_NAMESPACE, kv_config),
+            (RequestCode.UPDATE_NAMESRV_CONFIG, config),
+            (RequestCode.GET_NAMESRV_CONFIG, config),
         ]
 
     @property
@@ -106,6 +115,11 @@ class NamesrvController(AsyncLifetime):
     async def start(self) -> None:
         self.kv_config_manager.load()
         await self.remoting_server.start()
+        try:
+            self.metrics.start(self.address)
+        except BaseException:
+            await self.remoting_server.stop()
+            raise
         if self._scan_task is None:
             self._scan_task = asyncio.create_task(self._scan_loop(), name="scanNotActiveBroker")
         log.info("name server started on %s", self.address)
@@ -116,6 +130,7 @@ class NamesrvController(AsyncLifetime):
     async def stop(self) -> None:
         task, self._scan_task = self._scan_task, None
         await cancel_and_wait(task)
+        await self.metrics.stop()
         await self.remoting_server.stop()
 
     def scan_not_active_broker(self) -> int:

@@ -46,6 +46,14 @@ KV_CONFIG_CODES: Final[frozenset[int]] = frozenset(
     }
 )
 
+#: The name server's own settings (RocketMQ's DefaultRequestProcessor updateConfig/getConfig).
+NAMESRV_CONFIG_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_NAMESRV_CONFIG,
+        RequestCode.GET_NAMESRV_CONFIG,
+    }
+)
+
 # -- broker ---------------------------------------------------------------------------------
 
 SEND_MESSAGE_CODES: Final[frozenset[int]] = frozenset(
@@ -102,5 +110,31 @@ ADMIN_STATS_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.GET_CONSUME_STATS,
         RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
         RequestCode.DELETE_SUBSCRIPTIONGROUP,
+    }
+)
+#: Groups and the clients connected to the broker: group settings, who is connected, who
+#: consumes a topic, and the requests relayed to one consumer client (RocketMQ's
+#: AdminBrokerProcessor answers these too; OrbitMQ gives them their own processor).
+ADMIN_GROUP_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+        RequestCode.GET_CONSUMER_CONNECTION_LIST,
+        RequestCode.GET_PRODUCER_CONNECTION_LIST,
+        RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
+        RequestCode.GET_CONSUMER_RUNNING_INFO,
+        RequestCode.CONSUME_MESSAGE_DIRECTLY,
+    }
+)
+#: Broker config, runtime info, statistics and consume-queue inspection (the rest of
+#: RocketMQ's AdminBrokerProcessor that mqadmin's broker commands send).
+ADMIN_RUNTIME_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_BROKER_CONFIG,
+        RequestCode.GET_BROKER_CONFIG,
+        RequestCode.GET_BROKER_RUNTIME_INFO,
+        RequestCode.VIEW_BROKER_STATS_DATA,
+        RequestCode.GET_BROKER_CONSUME_STATS,
+        RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE,
+        RequestCode.QUERY_CONSUME_QUEUE,
     }
 )

@@ -22,6 +22,14 @@ from orbitmq.remoting.processor_table import (
     Registration,
     exception_simple_desc,
 )
+from orbitmq.remoting.prom_exporter import (
+    DEFAULT_PROM_EXPORTER_PORT,
+    LABEL_CLUSTER_NAME,
+    LABEL_NODE_ID,
+    LABEL_NODE_TYPE,
+    PromExporter,
+    node_labels,
+)
 from orbitmq.remoting.remoting_client import RemotingClient, parse_address
 from orbitmq.remoting.remoting_server import RemotingServer
 from orbitmq.remoting.request_executor import (
@@ -31,9 +39,14 @@ from orbitmq.remoting.request_executor import (
     RequestExecutor,
 )
 from orbitmq.remoting.request_processor import RequestProcessor
+from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
 
 __all__ = [
     "DEFAULT_CAPACITY",
+    "DEFAULT_PROM_EXPORTER_PORT",
+    "LABEL_CLUSTER_NAME",
+    "LABEL_NODE_ID",
+    "LABEL_NODE_TYPE",
     "NOT_SUPPORTED_REMARK",
     "OVERLOAD_REMARK",
     "PCBUSY_CLEAN_QUEUE_REMARK",
@@ -46,6 +59,7 @@ __all__ = [
     "CodeDispatchingProcessor",
     "Handler",
     "ProcessorTable",
+    "PromExporter",
     "Registration",
     "RemotingClient",
     "RemotingConnectError",
@@ -55,9 +69,11 @@ __all__ = [
     "RemotingTimeoutError",
     "RequestExecutor",
     "RequestProcessor",
+    "RpcLatencyRecorder",
     "exception_simple_desc",
     "install_uvloop",
     "new_event_loop",
+    "node_labels",
     "parse_address",
     "run",
     "uvloop_available",

@@ -15,6 +15,7 @@ from orbitmq.protocol import RESPONSE_FLAG, RemotingCommand, ResponseCode
 from orbitmq.remoting.channel_context import ChannelContext
 from orbitmq.remoting.request_executor import DEFAULT_CAPACITY, RequestExecutor
 from orbitmq.remoting.request_processor import RequestProcessor
+from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,9 @@ class ProcessorTable:
         self.public_executor = public_executor or RequestExecutor("public", DEFAULT_CAPACITY)
         self._table: dict[int, Registration] = {}
         self._default: Registration | None = None
+        #: Counts each answered request's latency when the server exports metrics (None:
+        #: not counted, nothing paid).
+        self.rpc_latency: RpcLatencyRecorder | None = None
 
     def register_processor(
         self,
@@ -156,7 +160,7 @@ class ProcessorTable:
             return
         admitted_at = asyncio.get_running_loop().time()
         try:
-            task = spawn(self._serve(ctx, registration, request, admitted_at))
+            task = spawn(self._serve(ctx, registration, request, admitted_at, self.rpc_latency))
         except BaseException:
             executor.release()
             raise
@@ -180,7 +184,11 @@ class ProcessorTable:
 
     @staticmethod
     async def _serve(
-        ctx: ChannelContext, registration: Registration, request: RemotingCommand, admitted: float
+        ctx: ChannelContext,
+        registration: Registration,
+        request: RemotingCommand,
+        admitted: float,
+        rpc_latency: RpcLatencyRecorder | None,
     ) -> None:
         executor = registration.executor
         try:
@@ -193,6 +201,8 @@ class ProcessorTable:
             response.flag |= RESPONSE_FLAG
             response.serialize_type = request.serialize_type
             ctx.write(response)
+            if rpc_latency is not None:
+                rpc_latency.record(request.code, response.code, admitted)
         except Exception as exc:
             log.exception(
                 "process request code %d opaque %d from %s failed",

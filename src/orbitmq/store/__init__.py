@@ -1,6 +1,7 @@
 """The storage engine: CommitLog, ConsumeQueue, IndexFile, flush, dispatch, recovery and
 retention, behind MessageStore. No sockets: the broker drives it."""
 
+from orbitmq.store.clean_service import clean_expired_consume_queues
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch, ParsedRecords, parse_records
@@ -68,6 +69,7 @@ __all__ = [
     "StoreLock",
     "StoreLockedError",
     "TimerMessageStore",
+    "clean_expired_consume_queues",
     "parse_records",
     "store_holder_pid",
 ]

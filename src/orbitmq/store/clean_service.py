@@ -18,6 +18,7 @@ from orbitmq.common.clock import Clock
 from orbitmq.common.file_system import FileSystem
 from orbitmq.common.service import Service
 from orbitmq.store.commit_log import CommitLog
+from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.running_flags import RunningFlags
 
@@ -125,3 +126,41 @@ class CleanResourceService(Service):
                 self.run_once()
             except OSError:
                 log.exception("retention failed; retrying next round")
+
+
+def clean_expired_consume_queues(
+    commit_log: CommitLog, table: dict[str, dict[int, ConsumeQueue]], keep_topics: set[str]
+) -> int:
+    """RocketMQ's cleanExpiredConsumerQueue (mqadmin cleanExpiredCQ): destroy each consume
+    queue whose every message lies below the commit log's first offset (retention took
+    them all), and drop topics left without queues; ``keep_topics`` (the schedule topic)
+    are never touched. Returns how many queues were destroyed. Run it where the reput
+    thread may add queues meanwhile as ``delete_topics`` runs: only emptied queues go."""
+    min_phy_offset = commit_log.min_offset
+    destroyed = 0
+    for topic in list(table):  # list(): the reput thread may add topics meanwhile
+        queues = table.get(topic)
+        if topic in keep_topics or queues is None:
+            continue
+        for queue_id, queue in list(queues.items()):
+            last_offset = queue.last_offset
+            if last_offset == -1:
+                continue  # no unit (a queue created just now): RocketMQ keeps it too
+            # The queue's last message ends at or below the commit log's start: gone.
+            if last_offset <= min_phy_offset:
+                log.info(
+                    "cleanExpiredConsumerQueue: %s %d destroyed, minCommitLogOffset %d, "
+                    "last message ends at %d",
+                    topic,
+                    queue_id,
+                    min_phy_offset,
+                    last_offset,
+                )
+                commit_log.topic_queue_table.pop(f"{topic}-{queue_id}", None)
+                queue.destroy()
+                del queues[queue_id]
+                destroyed += 1
+        if not queues:
+            log.info("cleanExpiredConsumerQueue: %s, topic destroyed", topic)
+            del table[topic]
+    return destroyed

@@ -310,6 +310,17 @@ class ConsumeQueue:
         """One past the last message's queue offset (the next offset to be written)."""
         return self.mapped_file_queue.max_offset // CQ_STORE_UNIT_SIZE
 
+    @property
+    def last_offset(self) -> int:
+        """Where the last unit's message ends in the commit log; -1 without a unit
+        (RocketMQ's getLastOffset: read even when retention moved the min past it)."""
+        mapped = self.mapped_file_queue.last()
+        if mapped is None or mapped.wrote_position < CQ_STORE_UNIT_SIZE:
+            return -1
+        unit = mapped.read(mapped.wrote_position - CQ_STORE_UNIT_SIZE, CQ_STORE_UNIT_SIZE)
+        offset, size, _tags = UNIT.unpack(unit)
+        return offset + size if is_message_unit(offset, size) else -1
+
     def correct_min_offset(self, phy_min_offset: int) -> None:
         """Move the min offset to the first unit whose message is still in the commit log."""
         for mapped in self.mapped_file_queue.mapped_files:

@@ -119,16 +119,7 @@ class MessageStore:
             self.running_flags,
         )
         self.reput_message_service.partial_tail_expected = config.broker_role is BrokerRole.SLAVE
-        self.group_commit_service: GroupCommitService | None = None
-        self.flush_real_time_service: FlushRealTimeService | None = None
-        if config.flush_disk_type is FlushDiskType.SYNC_FLUSH:
-            self.group_commit_service = GroupCommitService(
-                self.commit_log.mapped_file_queue, self.checkpoint
-            )
-        else:
-            self.flush_real_time_service = FlushRealTimeService(
-                self.commit_log.mapped_file_queue, config, self.checkpoint, clock
-            )
+        self.group_commit_service, self.flush_real_time_service = self._flush_services()
         self.flush_consume_queue_service = FlushConsumeQueueService(
             config, self._flush_logic, self.checkpoint, clock
         )
@@ -158,6 +149,13 @@ class MessageStore:
         self._shutdown = False
 
     # -- lifecycle ----------------------------------------------------------------------
+
+    def _flush_services(self) -> tuple[GroupCommitService | None, FlushRealTimeService | None]:
+        """The commit log's flusher: the group commit under SYNC_FLUSH, else the periodic one."""
+        queue = self.commit_log.mapped_file_queue
+        if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH:
+            return GroupCommitService(queue, self.checkpoint), None
+        return None, FlushRealTimeService(queue, self.config, self.checkpoint, self.clock)
 
     def load(self) -> RecoveryReport:
         """Lock the directory, open every file and recover; afterwards consume queues and

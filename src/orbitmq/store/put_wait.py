@@ -4,7 +4,7 @@ service's group transfer). RocketMQ's ``GroupCommitRequest`` serves both; so doe
 
 A request is answered by the service thread that sees it done. An event loop's request
 carries the loop's own future (``waiter``), which the service completes in one
-``call_soon_threadsafe`` per loop and round (``settle_by_loop``); a thread's request carries
+``call_soon_threadsafe`` per loop and round (``answer_requests``); a thread's request carries
 a ``concurrent.futures.Future`` it blocks on.
 """
 
@@ -127,7 +127,8 @@ async def await_put_wait(
     """On the loop: the status a put's send is answered with once the flush and the slave
     have answered (both waits run at once, as RocketMQ combines its two futures). A flush
     failure is reported unless the slave's wait failed too, whose status then wins, as in
-    RocketMQ's asyncPutMessage."""
+    RocketMQ's asyncPutMessage. Both deadlines count from the same start, and both futures
+    are pending together, so awaiting one after the other costs no extra time."""
     flush_status = replica_status = PutMessageStatus.PUT_OK
     loop = asyncio.get_running_loop()
     started = loop.time()

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
+
 from orbitmq.client import AdminClient as AsyncAdminClient
-from orbitmq.client import ClientConfig
+from orbitmq.client import BrokerAdmin, ClientConfig, GroupAdmin
 from orbitmq.sync.facade import DEFAULT_CALL_TIMEOUT_S, Facade, blocking
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@overload
+def _admin(
+    method: Callable[Concatenate[GroupAdmin, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]: ...
+@overload
+def _admin(
+    method: Callable[Concatenate[BrokerAdmin, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]: ...
+def _admin(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]:
+    """A mixin's method (``GroupAdmin``, ``BrokerAdmin``) as one of ``AdminClient``, which
+    is both, so the facade wraps it for the admin client it owns."""
+    return method
 
 
 class AdminClient(Facade[AsyncAdminClient]):
@@ -35,9 +57,33 @@ class AdminClient(Facade[AsyncAdminClient]):
     topic_status = blocking(AsyncAdminClient.topic_status)
     consumer_progress = blocking(AsyncAdminClient.consumer_progress)
     consumer_ids = blocking(AsyncAdminClient.consumer_ids)
+    group_get_nums = blocking(_admin(AsyncAdminClient.group_get_nums))
     reset_offset_by_timestamp = blocking(AsyncAdminClient.reset_offset_by_timestamp)
     view_message = blocking(AsyncAdminClient.view_message)
     query_messages_by_key = blocking(AsyncAdminClient.query_messages_by_key)
     query_message_by_unique_id = blocking(AsyncAdminClient.query_message_by_unique_id)
+    query_msg_trace_by_id = blocking(AsyncAdminClient.query_msg_trace_by_id)
     dead_letters = blocking(AsyncAdminClient.dead_letters)
     resend_dead_letters = blocking(AsyncAdminClient.resend_dead_letters)
+    update_subscription_group = blocking(_admin(AsyncAdminClient.update_subscription_group))
+    delete_subscription_group = blocking(_admin(AsyncAdminClient.delete_subscription_group))
+    consumer_connection = blocking(_admin(AsyncAdminClient.consumer_connection))
+    producer_connection = blocking(_admin(AsyncAdminClient.producer_connection))
+    query_topic_consume_by_who = blocking(_admin(AsyncAdminClient.query_topic_consume_by_who))
+    consumer_running_info = blocking(_admin(AsyncAdminClient.consumer_running_info))
+    consume_message_directly = blocking(_admin(AsyncAdminClient.consume_message_directly))
+    message_track_detail = blocking(_admin(AsyncAdminClient.message_track_detail))
+    namesrv_config = blocking(_admin(AsyncAdminClient.namesrv_config))
+    update_namesrv_config = blocking(_admin(AsyncAdminClient.update_namesrv_config))
+    wipe_write_perm = blocking(_admin(AsyncAdminClient.wipe_write_perm))
+    add_write_perm = blocking(_admin(AsyncAdminClient.add_write_perm))
+    put_kv_config = blocking(_admin(AsyncAdminClient.put_kv_config))
+    delete_kv_config = blocking(_admin(AsyncAdminClient.delete_kv_config))
+    get_kv_config = blocking(_admin(AsyncAdminClient.get_kv_config))
+    broker_config = blocking(_admin(AsyncAdminClient.broker_config))
+    update_broker_config = blocking(_admin(AsyncAdminClient.update_broker_config))
+    broker_runtime_info = blocking(_admin(AsyncAdminClient.broker_runtime_info))
+    view_stats = blocking(_admin(AsyncAdminClient.view_stats))
+    broker_consume_stats = blocking(_admin(AsyncAdminClient.broker_consume_stats))
+    clean_expired_cq = blocking(_admin(AsyncAdminClient.clean_expired_cq))
+    query_cq = blocking(_admin(AsyncAdminClient.query_cq))

@@ -202,6 +202,7 @@ class RebalancingConsumerFacade(GroupFacade[R, K]):
 
     unsubscribe = applied(RebalancingConsumer.unsubscribe)
     register_message_filter = applied(RebalancingConsumer.register_message_filter)
+    register_consume_hook = applied(RebalancingConsumer.register_consume_hook)
     subscribed_topics = applied(RebalancingConsumer.subscribed_topics)
     rebalance_now = applied(RebalancingConsumer.rebalance_now)
 

@@ -42,6 +42,7 @@ class Producer(GroupFacade[AsyncProducer, ProducerConfig]):
     _what = "producer"
 
     register_send_hook = applied(AsyncProducer.register_send_hook)
+    register_end_transaction_hook = applied(AsyncProducer.register_end_transaction_hook)
     fetch_publish_message_queues = blocking(AsyncProducer.fetch_publish_message_queues)
     send = blocking(AsyncProducer.send, wait_s=_send_wait_s)
     send_oneway = blocking(AsyncProducer.send_oneway, wait_s=_send_wait_s)

@@ -26,7 +26,6 @@ class PushConsumer(RebalancingConsumerFacade[AsyncPushConsumer, PushConsumerConf
     _what = "push consumer"
 
     subscribe = applied(AsyncPushConsumer.subscribe)
-    register_consume_hook = applied(AsyncPushConsumer.register_consume_hook)
     persist_offsets = blocking(AsyncPushConsumer.persist_offsets)
     send_message_back = blocking(AsyncPushConsumer.send_message_back)
 

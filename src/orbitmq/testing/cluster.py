@@ -23,9 +23,10 @@ class InProcessCluster(AsyncLifetime):
     attributes (e.g. ``order_message_enable``); ``fs`` is the file system every
     broker's store writes through (a ``FaultInjectingFileSystem`` to slow or fail it).
     ``slaves`` slaves join each broker group (brokerId 1, 2, ..., brokerRole SLAVE, stores
-    under ``root/<name>-s<id>``); ``start_slave`` adds one later. Stores
-    default to 16 MiB commit log
-    files and 4 MB index files so tests stay light on disk."""
+    under ``root/<name>-s<id>``); ``start_slave`` adds one later; ``messages_pulled`` says
+    which of them served a group's pulls; ``stop_serving`` makes a broker unreachable to
+    clients while it stays registered. Stores default to 16 MiB commit log files and 4 MB
+    index files so tests stay light on disk."""
 
     def __init__(
         self,
@@ -49,6 +50,7 @@ class InProcessCluster(AsyncLifetime):
             listen_port=0,
             bind_address="127.0.0.1",
             kv_config_path=str(self.root / "namesrv" / "kvConfig.json"),
+            config_store_path=str(self.root / "namesrv" / "namesrv.properties"),
         )
         for key, value in (namesrv_settings or {}).items():
             setattr(namesrv_config, key, value)
@@ -92,6 +94,20 @@ class InProcessCluster(AsyncLifetime):
             if b.broker_config.broker_name == name and b.broker_config.broker_id
         ]
 
+    def messages_pulled(self, group: str, topic: str) -> dict[tuple[str, int], int]:
+        """Which running brokers served ``group``'s pulls of ``topic``: (broker name, broker
+        id) -> messages their pulls handed out since each started (its GROUP_GET_NUMS
+        total), brokers that served none left out. Id 0 is a master, so
+        ``{("broker-a", 1): 5}`` says the slave served them. Reads plain integers the
+        brokers' loop writes: safe from any thread."""
+        served = {}
+        for broker in list(self.brokers):
+            traffic = broker.broker_stats_manager.group_get.get((topic, group))
+            if traffic is not None and traffic.nums:
+                config = broker.broker_config
+                served[(config.broker_name, config.broker_id)] = traffic.nums
+        return served
+
     async def start_broker(
         self,
         name: str,
@@ -126,6 +142,13 @@ class InProcessCluster(AsyncLifetime):
         await controller.start()
         self.brokers.append(controller)
         return controller
+
+    async def stop_serving(self, controller: BrokerController) -> None:
+        """Close the broker's server and its clients' connections, and nothing else: clients
+        find it unreachable (connection refused) while the name server still lists it, as
+        when a network partition cuts a broker off from its clients or its host is gone
+        without closing its connections. ``stop_broker`` stops the rest."""
+        await controller.remoting_server.stop()
 
     async def stop_broker(self, controller: BrokerController) -> None:
         self.brokers.remove(controller)

@@ -42,6 +42,10 @@ class ThreadedCluster(Lifetime):
         """Run ``coro`` on the cluster's loop and wait for its result."""
         return self._runner.call(coro, timeout_s)
 
+    def messages_pulled(self, group: str, topic: str) -> dict[tuple[str, int], int]:
+        """``InProcessCluster.messages_pulled``: which brokers served ``group``'s pulls."""
+        return self.cluster.messages_pulled(group, topic)
+
     def start(self) -> None:
         self.call(self.cluster.start())
 

@@ -327,3 +327,17 @@ def test_codes_are_registered(broker: BrokerController) -> None:
         RequestCode.QUERY_MESSAGE,
         RequestCode.VIEW_MESSAGE_BY_ID,
     } <= codes
+
+
+async def test_send_backs_are_counted_under_the_first_topic(
+    broker: BrokerController, client: RemotingClient
+) -> None:
+    """SNDBCK_PUT_NUMS by ``topic@group``, the topic the message was first sent to."""
+    for _ in range(2):
+        msg_id = await send_one(client, broker)
+        response = await send(client, broker, send_back_request(msg_id))
+        assert response.code == ResponseCode.SUCCESS, response.remark
+    broker.broker_stats_manager.sampling_in_seconds()
+    item = broker.broker_stats_manager.get_stats_item("SNDBCK_PUT_NUMS", f"{TOPIC}@{GROUP}")
+    assert item is not None
+    assert item.stats_data_in_minute().sum == 2

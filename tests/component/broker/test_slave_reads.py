@@ -5,22 +5,29 @@ master (``find_broker`` says which broker each pull goes to)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from orbitmq.broker import BrokerController
-from orbitmq.client import ClientConfig, MQClientInstance
-from orbitmq.client.pull_api_wrapper import (
+from orbitmq.client import (
+    ClientConfig,
+    ConsumeContext,
+    MQClientInstance,
+    PushConsumer,
+    PushConsumerConfig,
+)
+from orbitmq.client.find_broker import (
     FindBrokerResult,
-    PullAPIWrapper,
+    find_broker_address_in_admin,
     find_broker_address_in_subscribe,
 )
+from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.pull_result import PullStatus
-from orbitmq.common import MessageQueue, decode_messages
+from orbitmq.common import MessageExt, MessageQueue, decode_messages
 from orbitmq.filter import SubscriptionData
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import ConsumeFromWhere, RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import (
     ConsumerSendMsgBackRequestHeader,
     PullMessageRequestHeader,
@@ -107,7 +114,8 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
         mq = MessageQueue(TOPIC, "broker-a", 0)
         subscription = SubscriptionData(TOPIC, "*")
 
-        async def pull(offset: int) -> list[bytes]:
+        async def pull(offset: int) -> tuple[list[bytes], tuple[int | None, str]]:
+            """The bodies pulled at ``offset``, and the id and address that served them."""
             header = PullMessageRequestHeader(
                 consumer_group=GROUP,
                 topic=TOPIC,
@@ -122,13 +130,15 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
             )
             result = await wrapper.pull_kernel(mq, header, subscription, 5)
             assert result.pull_status is PullStatus.FOUND
-            return [m.body for m in result.messages]
+            return [m.body for m in result.messages], (result.broker_id, result.broker_addr)
 
-        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False)
-        assert await pull(0) == [b"m0"]  # the master: 2 more messages lie behind -> "go to 1"
-        assert await wrapper.find_broker(mq) == FindBrokerResult(slave.address, True)
-        assert await pull(1) == [b"m1"]  # the slave (slaveReadEnable off): "go to 0"
-        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False)
+        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False, 0)
+        # The master: 2 more messages lie behind -> "go to 1".
+        assert await pull(0) == ([b"m0"], (0, master.address))
+        assert await wrapper.find_broker(mq) == FindBrokerResult(slave.address, True, 1)
+        # The slave (slaveReadEnable off): "go to 0".
+        assert await pull(1) == ([b"m1"], (1, slave.address))
+        assert await wrapper.find_broker(mq) == FindBrokerResult(master.address, False, 0)
         # The pull to the slave carried no commit offset; the master's did.
         assert slave.consumer_offset_manager.query_offset(GROUP, TOPIC, 0) == -1
         assert master.consumer_offset_manager.query_offset(GROUP, TOPIC, 0) == 0
@@ -138,14 +148,53 @@ async def test_our_client_follows_the_suggestion_to_the_slave_and_back(
 
 def test_find_broker_address_in_subscribe_falls_back_as_rocketmq() -> None:
     both = {0: "m:1", 1: "s:1"}
-    assert find_broker_address_in_subscribe(both, 1, False) == FindBrokerResult("s:1", True)
-    assert find_broker_address_in_subscribe(both, 0, False) == FindBrokerResult("m:1", False)
+    assert find_broker_address_in_subscribe(both, 1, False) == FindBrokerResult("s:1", True, 1)
+    assert find_broker_address_in_subscribe(both, 0, False) == FindBrokerResult("m:1", False, 0)
     # A slave id that is gone: the next id, else any broker of the group.
     assert find_broker_address_in_subscribe({0: "m:1", 2: "s:2"}, 1, False) == (
-        FindBrokerResult("s:2", True)
+        FindBrokerResult("s:2", True, 2)
     )
-    assert find_broker_address_in_subscribe({0: "m:1"}, 1, False) == FindBrokerResult("m:1", False)
+    assert find_broker_address_in_subscribe({0: "m:1"}, 1, False) == (
+        FindBrokerResult("m:1", False, 0)
+    )
     assert find_broker_address_in_subscribe({0: "m:1"}, 1, True) is None
     # The master gone: its queues are read from the slave.
-    assert find_broker_address_in_subscribe({1: "s:1"}, 0, False) == FindBrokerResult("s:1", True)
+    assert find_broker_address_in_subscribe({1: "s:1"}, 0, False) == (
+        FindBrokerResult("s:1", True, 1)
+    )
     assert find_broker_address_in_subscribe({}, 0, False) is None
+
+
+def test_find_broker_address_in_admin_takes_the_master_else_a_slave() -> None:
+    """Where offsets are committed and queried: the master while listed, else a slave."""
+    assert find_broker_address_in_admin({0: "m:1", 1: "s:1"}) == FindBrokerResult("m:1", False, 0)
+    assert find_broker_address_in_admin({2: "s:2", 1: "s:1"}) == FindBrokerResult("s:1", True, 1)
+    assert find_broker_address_in_admin({}) is None
+    assert find_broker_address_in_admin(None) is None
+
+
+async def test_a_group_started_with_the_master_gone_reads_from_the_slave(
+    pair: InProcessCluster,
+) -> None:
+    """Its consumer list and offsets are asked of the slave (findBrokerAddrByTopic and
+    findBrokerAddressInAdmin fall back to a slave); without that its rebalance assigned it
+    nothing and it read nothing."""
+    await pair.stop_broker(pair.brokers[0])
+    received: list[bytes] = []
+
+    async def on_messages(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        received.extend(m.body for m in messages)
+
+    consumer = PushConsumer(
+        "late-cg",
+        namesrv_addr=pair.namesrv_addr,
+        config=PushConsumerConfig(consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET),
+    )
+    consumer.subscribe(TOPIC)
+    consumer.register_listener(on_messages)
+    await consumer.start()
+    try:
+        await eventually_async(lambda: len(received) >= 3, what="the slave's 3 messages")
+    finally:
+        await consumer.shutdown()
+    assert sorted(received) == [b"m0", b"m1", b"m2"]

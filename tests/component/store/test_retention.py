@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.store import GetMessageStatus, MessageStore, PutMessageStatus
+from orbitmq.store import (
+    GetMessageStatus,
+    MessageStore,
+    PutMessageStatus,
+    clean_expired_consume_queues,
+)
 from orbitmq.testing import FaultInjectingFileSystem, ManualClock
 from tests.component.store.records import INDEX_HEADER, file_name, list_files, parse_record
 from tests.conftest import StoreFactory
@@ -243,3 +248,24 @@ def test_a_store_that_never_stored_a_message_runs_retention_cleanly(
     assert not Path(store.config.commit_log_dir).exists()
     assert store.clean_resource_service.run_once() == 0
     assert "retention failed" not in caplog.text
+
+
+def test_clean_expired_consume_queues_drops_queues_retention_emptied(scene: Scene) -> None:
+    """mqadmin cleanExpiredCQ: OldTopic's queue points only into deleted files and goes
+    (files, table entry and the commit log's queue offset); TopicTest's stays."""
+    store = scene.store
+    old_dir = Path(store.config.consume_queue_dir) / "OldTopic" / "1"
+    assert list_files(old_dir)
+    # Nothing is expired before retention ran.
+    assert clean_expired_consume_queues(store.commit_log, store.consume_queue_table, set()) == 0
+    scene.fs.usage_ratio = 0.86
+    assert store.clean_resource_service.run_once() == 4
+
+    # A kept topic (the broker keeps SCHEDULE_TOPIC_XXXX) is never touched.
+    kept = {"OldTopic"}
+    assert clean_expired_consume_queues(store.commit_log, store.consume_queue_table, kept) == 0
+    assert clean_expired_consume_queues(store.commit_log, store.consume_queue_table, set()) == 1
+    assert "OldTopic" not in store.consume_queue_table
+    assert "OldTopic-1" not in store.commit_log.topic_queue_table
+    assert not old_dir.exists()
+    assert store.find_consume_queue("TopicTest", 0) is not None

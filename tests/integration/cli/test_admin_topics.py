@@ -22,9 +22,9 @@ def test_help_lists_every_command_under_its_section() -> None:
     positions = [text.index(t) for t in titles]
     assert positions == sorted(positions)
     for name in ("updateTopic", "topicStatus", "consumerProgress", "queryMsgByOffset",
-                 "clusterRT", "sendMsgStatus", "dlq"):  # fmt: skip
+                 "clusterRT", "sendMsgStatus", "dlq", "queryMsgTraceById"):  # fmt: skip
         assert f"  {name} " in text
-    assert sum(len(s.commands) for s in SECTIONS) == 21
+    assert sum(len(s.commands) for s in SECTIONS) == 22
 
 
 def test_a_topic_from_creation_to_deletion(orbitmq: Orbitmq) -> None:

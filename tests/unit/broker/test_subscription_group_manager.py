@@ -9,9 +9,9 @@ import orjson
 import pytest
 
 from orbitmq.broker.broker_config import BrokerConfig
-from orbitmq.broker.subscription_group_config import SubscriptionGroupConfig
 from orbitmq.broker.subscription_group_manager import SYSTEM_GROUPS, SubscriptionGroupManager
 from orbitmq.common.errors import ConfigError
+from orbitmq.protocol.body import SubscriptionGroupConfig
 
 
 def _manager(tmp_path: Path, auto_create: bool = True) -> SubscriptionGroupManager:

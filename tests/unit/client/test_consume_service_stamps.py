@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from orbitmq.client import consume_service
+from orbitmq.client import ConsumeMessageContext, consume_service
 from orbitmq.client.consume_service import ConcurrentConsumeService, OrderlyConsumeService
 from orbitmq.client.consumer_config import ConsumeContext, PushConsumerConfig
 from orbitmq.client.process_queue import ProcessQueue
@@ -37,10 +37,12 @@ class Consumer:
         )
         self.offset_store = Offsets()
 
-    def before_consume(self, messages: Sequence[MessageExt], mq: MessageQueue) -> None:
-        del messages, mq
+    def before_consume(
+        self, messages: Sequence[MessageExt], mq: MessageQueue
+    ) -> ConsumeMessageContext:
+        return ConsumeMessageContext(self.group, mq, messages)
 
-    def after_consume(self, context: None, success: bool) -> None:
+    def after_consume(self, context: ConsumeMessageContext, success: bool) -> None:
         del context, success
 
     async def send_message_back(self, msg: MessageExt, delay_level: int) -> bool:

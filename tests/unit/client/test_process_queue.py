@@ -346,3 +346,24 @@ def test_clear_forgets_everything() -> None:
 def test_flags_start_false(flag: str) -> None:
     _, pq = make()
     assert getattr(pq, flag) is False
+
+
+# --- what consumer running info reports ----------------------------------------------------
+
+
+def test_process_queue_info_reports_the_cached_and_taken_runs() -> None:
+    clock, pq = make()
+    pq.put_messages(msgs(10, 11, 12, 13))
+    taken = pq.take_messages(2)  # orderly: 10 and 11 being consumed
+    clock.advance(5)
+    pq.locked = True
+
+    info = pq.fill_process_queue_info(commit_offset=10)
+
+    assert [m.queue_offset for m in taken] == [10, 11]
+    assert (info.commit_offset, info.locked, info.droped) == (10, True, False)
+    assert (info.cached_msg_min_offset, info.cached_msg_max_offset) == (12, 13)
+    assert info.cached_msg_count == 2
+    assert (info.transaction_msg_min_offset, info.transaction_msg_max_offset) == (10, 11)
+    assert info.transaction_msg_count == 2
+    assert info.last_consume_timestamp == START_MS

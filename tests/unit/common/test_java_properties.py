@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from orbitmq.common.config_binding import bind_properties, snake_case
+from orbitmq.common.config_binding import bind_properties, config_properties, snake_case
 from orbitmq.common.errors import ConfigError
-from orbitmq.common.java_properties import parse_properties
+from orbitmq.common.java_properties import format_properties, parse_properties
 
 
 def test_properties_syntax_as_java_reads_it() -> None:
@@ -103,3 +103,32 @@ def test_binding_converts_types_and_reports_unknown_keys() -> None:
 def test_bad_values_name_the_key(key: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         bind_properties({key: value}, [First(), Second()])
+
+
+def test_formatted_properties_read_back_exactly() -> None:
+    pairs = {
+        "storePathRootDir": "C:\\data\\store",
+        "key with=odd:chars": " leading space, # and ! inside",
+        "multi": "line\none\ttab",
+        "empty": "",
+    }
+    assert parse_properties(format_properties(pairs)) == pairs
+
+
+def test_config_properties_use_rocketmqs_keys_and_java_texts() -> None:
+    class Role(enum.Enum):
+        ASYNC_MASTER = 0
+
+    @dataclass
+    class Config:
+        listen_port: int = 9876
+        order_message_enable: bool = False
+        broker_role: Role = Role.ASYNC_MASTER
+        unit_name: str | None = None
+        plugins: list[str] | None = None
+
+    assert config_properties([Config()]) == {
+        "listenPort": "9876",
+        "orderMessageEnable": "false",
+        "brokerRole": "ASYNC_MASTER",
+    }

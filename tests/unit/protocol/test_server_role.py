@@ -42,7 +42,7 @@ def test_the_hint_keeps_an_ipv6_host() -> None:
 @pytest.mark.parametrize(
     "code",
     [
-        RequestCode.GET_BROKER_RUNTIME_INFO,  # a broker admin code OrbitMQ does not serve yet
+        RequestCode.CLEAN_UNUSED_TOPIC,  # a broker admin code OrbitMQ does not serve yet
         RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,  # served by clients
         9999,
     ],

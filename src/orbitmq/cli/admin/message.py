@@ -1,5 +1,6 @@
 """mqadmin's message commands: queryMsgById, queryMsgByKey, queryMsgByUniqueKey,
-queryMsgByOffset, printMsg, consumeMessage, sendMessage, checkMsgSendRT."""
+queryMsgByOffset, printMsg, consumeMessage, sendMessage, checkMsgSendRT, and
+queryMsgTraceById (from :mod:`orbitmq.cli.trace_command`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from orbitmq.cli.message_view import ROW_COLUMNS, message_record, message_row
 from orbitmq.cli.queue_scan import ScanRange, scan_messages
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import FORMS
+from orbitmq.cli.trace_command import query_msg_trace_by_id
 from orbitmq.client import MQClientError, Producer, QueueReader
 from orbitmq.common import SUB_ALL, Message, MessageExt, MessageQueue
 
@@ -238,3 +240,6 @@ def check_msg_send_rt(session: Session, topic: str, amount: int, size: int) -> N
         ("brokerName", "queueId", "sendResult", "rtMs"), [list(r.values()) for r in rows[:-1]]
     )
     session.out.record(rows[-1], title="summary")
+
+
+COMMANDS.add(query_msg_trace_by_id)

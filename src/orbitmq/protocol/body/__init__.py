@@ -5,11 +5,32 @@ accepts fastjson's non-standard output (unquoted integer and object map keys); w
 always standard JSON.
 """
 
+from orbitmq.protocol.body.broker_stats import (
+    GROUP_GET_NUMS,
+    BrokerStatsData,
+    BrokerStatsItem,
+    ConsumeStatsList,
+    stats_key,
+)
 from orbitmq.protocol.body.cluster import (
     NAMESPACE_ORDER_TOPIC_CONFIG,
     ClusterInfo,
     KVTable,
     RegisterBrokerBody,
+)
+from orbitmq.protocol.body.connection import (
+    Connection,
+    ConsumerConnection,
+    GroupList,
+    ProducerConnection,
+)
+from orbitmq.protocol.body.consume_queue import ConsumeQueueData, QueryConsumeQueueResponseBody
+from orbitmq.protocol.body.consumer_running import (
+    CMResult,
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+    ConsumeStatus,
+    ProcessQueueInfo,
 )
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.heartbeat import (
@@ -38,6 +59,7 @@ from orbitmq.protocol.body.offset import (
 )
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
 from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
+from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
 from orbitmq.protocol.body.topic import (
     DataVersion,
     TopicConfig,
@@ -47,21 +69,33 @@ from orbitmq.protocol.body.topic import (
 )
 
 __all__ = [
+    "GROUP_GET_NUMS",
     "MASTER_ID",
     "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_GROUP_SEPARATOR",
     "Body",
     "BodyError",
     "BrokerData",
+    "BrokerStatsData",
+    "BrokerStatsItem",
+    "CMResult",
     "CheckClientRequestBody",
     "ClusterInfo",
+    "Connection",
     "ConsumeFromWhere",
+    "ConsumeMessageDirectlyResult",
+    "ConsumeQueueData",
     "ConsumeStats",
+    "ConsumeStatsList",
+    "ConsumeStatus",
     "ConsumeType",
+    "ConsumerConnection",
     "ConsumerData",
     "ConsumerOffsetSerializeWrapper",
+    "ConsumerRunningInfo",
     "DataVersion",
     "GetConsumerListByGroupResponseBody",
+    "GroupList",
     "HeartbeatData",
     "KVTable",
     "LockBatchRequestBody",
@@ -69,11 +103,15 @@ __all__ = [
     "MessageModel",
     "OffsetMovedEvent",
     "OffsetWrapper",
+    "ProcessQueueInfo",
+    "ProducerConnection",
     "ProducerData",
+    "QueryConsumeQueueResponseBody",
     "QueueData",
     "RegisterBrokerBody",
     "ResetOffsetBody",
     "SubscriptionData",
+    "SubscriptionGroupConfig",
     "TopicConfig",
     "TopicConfigSerializeWrapper",
     "TopicFilterType",
@@ -86,4 +124,5 @@ __all__ = [
     "fastjson_to_standard",
     "json_name",
     "loads_body",
+    "stats_key",
 ]

@@ -125,3 +125,32 @@ class GetBrokerConfigResponseHeader(CommandHeader):
     the properties."""
 
     version: str = ext_field("version")
+
+
+class ConsumeMessageDirectlyResultRequestHeader(CommandHeader):
+    """CONSUME_MESSAGE_DIRECTLY (309): hand the message ``msg_id`` to one client of a group;
+    the broker adds ``brokerName`` and the message itself before relaying it."""
+
+    consumer_group: str = ext_field("consumerGroup")
+    client_id: str | None = ext_field("clientId", default=None)
+    msg_id: str | None = ext_field("msgId", default=None)
+    broker_name: str | None = ext_field("brokerName", default=None)
+
+
+class ViewBrokerStatsDataRequestHeader(CommandHeader):
+    """VIEW_BROKER_STATS_DATA (315): one counter of the broker's stats, by its name
+    (TOPIC_PUT_NUMS, GROUP_GET_NUMS, ...) and key (a topic, ``topic@group``, the cluster)."""
+
+    stats_name: str = ext_field("statsName")
+    stats_key: str = ext_field("statsKey")
+
+
+class QueryConsumeQueueRequestHeader(CommandHeader):
+    """QUERY_CONSUME_QUEUE (321): ``count`` consume-queue units of a queue from ``index``;
+    with ``consumer_group``, also how that group's subscription filters them."""
+
+    topic: str = ext_field("topic")
+    queue_id: Int32 = ext_field("queueId")
+    index: int = ext_field("index")
+    count: Int32 = ext_field("count")
+    consumer_group: str | None = ext_field("consumerGroup", default=None)

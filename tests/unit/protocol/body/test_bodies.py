@@ -12,6 +12,8 @@ from orbitmq.common import MessageQueue
 from orbitmq.protocol.body import (
     BodyError,
     BrokerData,
+    BrokerStatsData,
+    BrokerStatsItem,
     ClusterInfo,
     ConsumeFromWhere,
     ConsumerData,
@@ -39,6 +41,7 @@ from orbitmq.protocol.body import (
     TopicRouteData,
     TopicStatsTable,
     UnlockBatchRequestBody,
+    stats_key,
 )
 
 MQ0 = MessageQueue("TopicTest", "broker-a", 0)
@@ -298,3 +301,17 @@ def test_compressed_register_broker_body_in_rocketmq_layout() -> None:
 def test_bad_compressed_register_broker_body(data: bytes, message: str) -> None:
     with pytest.raises(BodyError, match=message):
         RegisterBrokerBody.decode(data, compressed=True)
+
+
+def test_broker_stats_data_uses_rocketmq_member_names() -> None:
+    """VIEW_BROKER_STATS_DATA's body as a RocketMQ broker writes it (fastjson, sorted)."""
+    text = (
+        b'{"statsDay":{"avgpt":2.0,"sum":10,"tps":0.0027},'
+        b'"statsHour":{"avgpt":2.0,"sum":10,"tps":0.0166},'
+        b'"statsMinute":{"avgpt":2.5,"sum":5,"tps":0.5}}'
+    )
+    data = BrokerStatsData.from_json(text)
+    assert data.stats_minute == BrokerStatsItem(sum=5, tps=0.5, avgpt=2.5)
+    assert data.stats_hour.sum == data.stats_day.sum == 10
+    assert orjson.loads(data.to_json()) == orjson.loads(text)
+    assert stats_key("TopicTest", "cg") == "TopicTest@cg"

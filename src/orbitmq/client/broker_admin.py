@@ -1,0 +1,120 @@
+"""``BrokerAdmin``: the ``AdminClient`` operations on one broker (mqadmin's ``-b``): its
+settings (getBrokerConfig, updateBrokerConfig), runtime keys (brokerStatus), traffic counters
+(statsAll, and which brokers of a group served a consumer group's pulls), every group's
+progress (brokerConsumeStats) and its consume queues (cleanExpiredCQ, queryCq)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.errors import MQBrokerError
+from orbitmq.protocol import (
+    GROUP_GET_NUMS,
+    BrokerStatsData,
+    ConsumeStatsList,
+    QueryConsumeQueueResponseBody,
+    ResponseCode,
+    TopicRouteData,
+    stats_key,
+)
+from orbitmq.protocol.header import QueryConsumeQueueRequestHeader
+
+
+class BrokerAdmin(ABC):
+    """A mixin of ``AdminClient``, which provides the members declared abstract here. Owns
+    nothing; use from the admin client's event loop."""
+
+    api: MQAdminAPI
+
+    @property
+    @abstractmethod
+    def _timeout_s(self) -> float: ...
+
+    @abstractmethod
+    def _check_started(self) -> None: ...
+
+    @abstractmethod
+    async def topic_route(self, topic: str) -> TopicRouteData: ...
+
+    async def broker_config(self, broker_addr: str) -> dict[str, str]:
+        """Every setting of the broker by RocketMQ's key (mqadmin getBrokerConfig)."""
+        self._check_started()
+        return await self.api.get_broker_config(broker_addr, self._timeout_s)
+
+    async def update_broker_config(
+        self, broker_addr: str, properties: Mapping[str, str]
+    ) -> str | None:
+        """Change settings at run time; the broker saves them in its config file (mqadmin
+        updateBrokerConfig). Returns the broker's note naming keys that wait for a restart."""
+        self._check_started()
+        return await self.api.update_broker_config(broker_addr, properties, self._timeout_s)
+
+    async def broker_runtime_info(self, broker_addr: str) -> dict[str, str]:
+        """RocketMQ's runtime keys and values (mqadmin brokerStatus)."""
+        self._check_started()
+        return await self.api.get_broker_runtime_info(broker_addr, self._timeout_s)
+
+    async def view_stats(
+        self, broker_addr: str, stats_name: str, stats_key: str
+    ) -> BrokerStatsData:
+        """One counter (TOPIC_PUT_NUMS by topic, GROUP_GET_NUMS by ``topic@group``, ...) over
+        the last minute, hour and day (what mqadmin statsAll reads)."""
+        self._check_started()
+        return await self.api.view_broker_stats_data(
+            broker_addr, stats_name, stats_key, self._timeout_s
+        )
+
+    async def broker_consume_stats(
+        self, broker_addr: str, *, is_order: bool = False
+    ) -> ConsumeStatsList:
+        """Every group's progress on the broker and the summed lag (mqadmin
+        brokerConsumeStats); ``is_order`` keeps order topics only."""
+        self._check_started()
+        return await self.api.fetch_consume_stats_in_broker(broker_addr, is_order, self._timeout_s)
+
+    async def clean_expired_cq(self, broker_addr: str) -> bool:
+        """Drop the consume queues whose messages retention deleted (mqadmin
+        cleanExpiredCQ)."""
+        self._check_started()
+        return await self.api.clean_expired_consume_queue(broker_addr, self._timeout_s)
+
+    async def query_cq(
+        self,
+        broker_addr: str,
+        topic: str,
+        queue_id: int,
+        index: int,
+        count: int = 10,
+        group: str | None = None,
+    ) -> QueryConsumeQueueResponseBody:
+        """``count`` raw units of a consume queue from ``index``; with ``group``, its
+        subscription and whether each unit passes it (mqadmin queryCq)."""
+        self._check_started()
+        header = QueryConsumeQueueRequestHeader(
+            topic=topic, queue_id=queue_id, index=index, count=count, consumer_group=group
+        )
+        return await self.api.query_consume_queue(broker_addr, header, self._timeout_s)
+
+    async def group_get_nums(
+        self, group: str, topic: str
+    ) -> dict[tuple[str, int], BrokerStatsData]:
+        """Which brokers of ``topic``'s route, masters and slaves, served ``group``'s pulls
+        of it lately: (brokerName, brokerId) -> the messages each handed out in its last
+        minute, hour and day (VIEW_BROKER_STATS_DATA GROUP_GET_NUMS, ``topic@group``, as
+        mqadmin statsAll asks). A broker that counted none (it answers SYSTEM_ERROR) is
+        left out. The windows are sampled every 10 s, 10 min and hour."""
+        self._check_started()
+        route = await self.topic_route(topic)
+        served: dict[tuple[str, int], BrokerStatsData] = {}
+        for broker in sorted(route.broker_datas, key=lambda b: b.broker_name):
+            for broker_id, addr in sorted(broker.broker_addrs.items()):
+                try:
+                    data = await self.view_stats(addr, GROUP_GET_NUMS, stats_key(topic, group))
+                except MQBrokerError as exc:
+                    if exc.code != ResponseCode.SYSTEM_ERROR:
+                        raise
+                    continue
+                served[(broker.broker_name, broker_id)] = data
+        return served
