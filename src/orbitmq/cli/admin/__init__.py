@@ -21,14 +21,20 @@ SECTIONS: tuple[CommandRegistry, ...] = (
 )
 
 
+#: Long enough for any command's first sentence.
+_SHORT_HELP_LIMIT = 200
+
+
 class AdminGroup(click.Group):
     """The admin command group: its help lists commands section by section instead of in
     one alphabetical list. Stateless beyond click's command table."""
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        limit = formatter.width - 6 - max(len(c.name or "") for s in SECTIONS for c in s.commands)
         for section in SECTIONS:
-            rows = [(c.name or "", c.get_short_help_str(limit)) for c in section.commands]
+            # The whole first sentence: write_dl wraps it under its column.
+            rows = [
+                (c.name or "", c.get_short_help_str(_SHORT_HELP_LIMIT)) for c in section.commands
+            ]
             with formatter.section(section.section):
                 formatter.write_dl(rows)
 
