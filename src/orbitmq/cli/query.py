@@ -45,8 +45,11 @@ def query(
     end: str | None, expression: str, max_num: int, body: bool,
 ) -> None:  # fmt: skip
     """Find messages by id, key, queue offset or store time range (one of them)."""
-    modes = [m for m, v in (("--id", msg_id), ("--key", key), ("--offset", offset),
-                            ("--begin", begin)) if v is not None]  # fmt: skip
+    modes = [
+        m for m, v in (("--id", msg_id), ("--key", key), ("--offset", offset)) if v is not None
+    ]
+    if not modes and begin is not None:
+        modes = ["--begin"]  # a time range alone; with --key it narrows the key's search
     if len(modes) != 1:
         fail(
             f"query: give one of --id, --key, --offset, --begin (got {', '.join(modes) or 'none'})"

@@ -103,6 +103,7 @@ def test_query_by_id_key_offset_and_time(orbitmq: Orbitmq) -> None:
         lambda: orbitmq.json("query", "-t", topic, "-k", "invoice-7") or None, what="indexed"
     )
     assert {r["msgId"] for r in by_key} <= {r["msgId"] for r in sent}
+    assert orbitmq.json("query", "-t", topic, "-k", "invoice-7", "--begin", "0", "--end", "1") == []
     where = sent[1]
     at = orbitmq.json("query", "-t", topic, "-b", where["brokerName"], "-q",
                       str(where["queueId"]), "-o", str(where["queueOffset"]))  # fmt: skip
@@ -111,6 +112,7 @@ def test_query_by_id_key_offset_and_time(orbitmq: Orbitmq) -> None:
     assert sorted(r["body"] for r in in_range) == ["a", "b"]
     assert orbitmq.json("query", "-t", topic, "--begin", "0", "--end", before) == []
     assert "give one of --id, --key, --offset, --begin" in orbitmq.error("query", "-t", topic)
+    assert "(got --id, --key)" in orbitmq.error("query", "-t", topic, "-i", "X", "-k", "Y")
     assert "needs -t/--topic" in orbitmq.error("query", "-k", "invoice-7")
     assert "'soon' is not a time" in orbitmq.error("query", "-t", topic, "--begin", "soon")
 
