@@ -1,5 +1,6 @@
-"""The ``orbitmq`` command: the servers (``namesrv``, ``broker``, ``start``, ``stop``) and
-the Spark ``pipeline`` jobs. Global options (``--log-level``) go before or after the
+"""The ``orbitmq`` command: the servers (``namesrv``, ``broker``, ``start``, ``stop``), the
+operator's tools (``admin``: mqadmin's commands; ``send``, ``consume``, ``query``) and the
+Spark ``pipeline`` jobs. Global options (``--log-level``) go before or after the
 subcommand; ``--version`` prints the installed version."""
 
 from __future__ import annotations
@@ -8,8 +9,12 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from orbitmq.cli.admin import admin
 from orbitmq.cli.console import fail
+from orbitmq.cli.consume import consume
 from orbitmq.cli.log_level import DEFAULT_LEVEL, log_level_option
+from orbitmq.cli.query import query
+from orbitmq.cli.send import send
 from orbitmq.cli.servers import broker, namesrv, start
 from orbitmq.cli.stop import stop
 
@@ -44,7 +49,7 @@ def pipeline(args: tuple[str, ...]) -> None:
     jobs.main(list(args), prog_name="orbitmq pipeline")
 
 
-for _command in (namesrv, broker, start, stop):
+for _command in (namesrv, broker, start, stop, admin, send, consume, query):
     cli.add_command(_command)
 
 

@@ -245,24 +245,34 @@ class AdminClient(GroupAdmin, BrokerAdmin, AsyncLifetime):
         perm: int = DEFAULT_PERM,
         order: bool = False,
         cluster: str | None = None,
+        read_queue_nums: int | None = None,
+        broker_addr: str | None = None,
     ) -> dict[str, str]:
         """Create (or update) ``topic`` on every master of ``cluster`` (of every cluster when
-        None) and wait until the name servers route it there with ``queue_nums`` queues.
-        Returns the brokers it went to (name → address). ``order`` also records the queue
-        layout as the name servers' order config, as mqadmin updateTopic -o true does."""
+        None), or on the one master at ``broker_addr``, and wait until the name servers route
+        it there with ``queue_nums`` write queues (and ``read_queue_nums``, by default as
+        many, read queues). Returns the brokers it went to (name → address). ``order`` also
+        records the queue layout as the name servers' order config, as mqadmin updateTopic
+        -o true does."""
         self._check_started()
         problem = topic_problem(topic)
         if problem is not None:
             raise MQClientError(f"topic: {problem}")
-        if not 1 <= queue_nums <= 1024:
-            raise MQClientError(f"queue_nums: {queue_nums} is not between 1 and 1024")
+        read_nums = queue_nums if read_queue_nums is None else read_queue_nums
+        for what, nums in (("queue_nums", queue_nums), ("read_queue_nums", read_nums)):
+            if not 1 <= nums <= 1024:
+                raise MQClientError(f"{what}: {nums} is not between 1 and 1024")
         masters = await self.master_addrs(cluster)
+        if broker_addr is not None:
+            masters = {name: addr for name, addr in masters.items() if addr == broker_addr}
+            if not masters:
+                raise MQClientError(f"broker {broker_addr} is not the address of a master")
         if not masters:
             raise MQClientError(f"no master broker in {cluster or 'any cluster'}")
         header = CreateTopicRequestHeader(
             topic=topic,
             default_topic=AUTO_CREATE_TOPIC_KEY_TOPIC,
-            read_queue_nums=queue_nums,
+            read_queue_nums=read_nums,
             write_queue_nums=queue_nums,
             perm=perm,
             topic_filter_type="SINGLE_TAG",
@@ -512,18 +522,25 @@ class AdminClient(GroupAdmin, BrokerAdmin, AsyncLifetime):
         return [DeadLetter.of(mq, m) for mq, m in await self._read_dlq(group, limit)]
 
     async def resend_dead_letters(
-        self, group: str, msg_ids: str | Iterable[str] | None = None
+        self,
+        group: str,
+        msg_ids: str | Iterable[str] | None = None,
+        *,
+        on_result: Callable[[ResendResult], None] | None = None,
     ) -> list[ResendResult]:
         """Send ``group``'s dead letters named by ``msg_ids`` (one DeadLetter.msg_id or
         several; every one when None) to their original topics again, as new messages
         keeping body, keys, tags and user properties, with DLQ_ORIGIN_MESSAGE_ID naming the
         dead letter. One result per id, in order: SENT, ALREADY_RESENT (a resend of it is
         already stored, so this sends nothing) or NOT_FOUND. The dead letters stay in the
-        DLQ; see :mod:`orbitmq.client.dead_letters` for how idempotence holds."""
+        DLQ; see :mod:`orbitmq.client.dead_letters` for how idempotence holds.
+        ``on_result`` is told each result as it comes (a progress bar)."""
         self._check_started()
         letters = [m for _, m in await self._read_dlq(group, None)]
         async with Producer(RESEND_PRODUCER_GROUP, instance=self.instance) as producer:
-            return await resend_dead_letters(producer, letters, msg_ids, self._has_unique_key)
+            return await resend_dead_letters(
+                producer, letters, msg_ids, self._has_unique_key, on_result
+            )
 
     async def _read_dlq(
         self, group: str, limit: int | None

@@ -153,10 +153,12 @@ async def resend_dead_letters(
     letters: list[MessageExt],
     msg_ids: str | Iterable[str] | None,
     is_stored: UniqueKeyLookup,
+    on_result: Callable[[ResendResult], None] | None = None,
 ) -> list[ResendResult]:
     """Resend ``letters`` (the one or those named by ``msg_ids``, or all), in the order
     asked, each id once; a named id that is not among them is NOT_FOUND. ``is_stored`` asks
-    a topic's index for a unique key."""
+    a topic's index for a unique key; ``on_result`` is told each result as it comes (a
+    progress bar)."""
     by_id = {m.msg_id: m for m in letters}
     if msg_ids is None:
         wanted = list(by_id)
@@ -166,9 +168,12 @@ async def resend_dead_letters(
     for msg_id in wanted:
         dead = by_id.get(msg_id)
         if dead is None:
-            results.append(ResendResult(msg_id, ResendStatus.NOT_FOUND))
-            continue
-        results.append(await _resend_one(producer, dead, is_stored))
+            result = ResendResult(msg_id, ResendStatus.NOT_FOUND)
+        else:
+            result = await _resend_one(producer, dead, is_stored)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
     return results
 
 
