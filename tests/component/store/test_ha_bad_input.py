@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from orbitmq.store.ha import ha_connection
 from orbitmq.store.ha import (
     FRAME_HEADER_SIZE,
     encode_frame_header,
@@ -189,3 +191,61 @@ def test_the_slave_drops_a_frame_beyond_its_log(
             again.shutdown()
     assert f"frame at offset {own + 100} is not this slave's max offset {own}" in caplog.text
     assert slave.commit_log.max_offset == own
+
+
+def test_a_report_of_frames_received_while_the_send_still_blocks_counts(
+    ha: HAStores, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The master sends several frames in one blocking send; a slave that has read and
+    stored the first frames reports them before that send returns (on a real network the
+    send outlasts the first frames' round trip). The report must count at once: a
+    SYNC_MASTER's waiting sends depend on it, and the slave may not report again for a
+    heartbeat interval. Loopback's socket buffers hold 1 MiB, so the test sends more."""
+    monkeypatch.setattr(ha_connection, "_FRAMES_PER_SEND_BYTES", 16 * 1024 * 1024)
+    master, service = ha.master(
+        tmp_path / "m", ha_housekeeping_interval=5000, mapped_file_size_commit_log=1 << 24
+    )
+    _put(master, 3000, "a", size=4000)  # 12 MB in one file: more than the buffers hold
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.connect(("127.0.0.1", service.port))
+    try:
+        raw.sendall(encode_report(0))
+        header = _recv_exactly(raw, FRAME_HEADER_SIZE)
+        offset, size = struct.unpack(">qi", header)
+        assert offset == 0 and size > 0
+        _recv_exactly(raw, size)
+        raw.sendall(encode_report(size))  # read no further: the master's send stays blocked
+        eventually(
+            lambda: service.push2_slave_max_offset == size,
+            timeout_s=3,
+            what="the report of the first frame counted",
+        )
+    finally:
+        raw.close()
+
+
+def test_a_slaves_report_of_the_tail_it_must_truncate_is_not_counted(
+    ha: HAStores, tmp_path: Path
+) -> None:
+    """A slave holding a tail this master lost is streamed from where the master's log
+    went on; until it truncates, its reports name its old tail, which the stream covers
+    but the slave does not hold as the master's bytes. Only its reports after truncating
+    count."""
+    master, service = ha.master(tmp_path / "m")
+    _put(master, 20, "a")
+    service.shutdown()
+    service = ha.serve(master)  # as after a restart: it recovered 20 messages
+    start = master.commit_log.max_offset
+    _put(master, 20, "b")  # written after the restart, shipped to no one yet
+    lost_tail = start + 100  # the slave's own tail: beyond what this master can vouch for
+    with socket.create_connection(("127.0.0.1", service.port)) as raw:
+        raw.sendall(encode_report(lost_tail))
+        offset, size = struct.unpack(">qi", _recv_exactly(raw, FRAME_HEADER_SIZE))
+        assert offset == start and start + size > lost_tail
+        _recv_exactly(raw, size)
+        raw.sendall(encode_report(lost_tail))  # a heartbeat sent before it truncated
+        time.sleep(0.3)
+        assert service.push2_slave_max_offset == 0
+        raw.sendall(encode_report(start + size))  # truncated, then stored the frame
+        eventually(lambda: service.push2_slave_max_offset == start + size, timeout_s=3)

@@ -52,6 +52,12 @@ class HAConnection:
         self.slave_ack_offset = -1
         #: Where the next frame starts; -1 until the stream starts.
         self.next_transfer_from_where = -1
+        #: The end of what is streamed or being streamed (set before a send, so that a
+        #: report of its first frames, which may arrive before the send returns, counts).
+        self._sending_end = -1
+        #: The slave's own tail when it holds one this master lost: a report of exactly
+        #: this offset may come from before the slave truncated, and proves nothing.
+        self._lost_tail = -1
         self._bad_ack_reported = False
         self._requested = threading.Event()
         self._wake = threading.Event()
@@ -127,7 +133,7 @@ class HAConnection:
             log.info("HA slave %s requests the commit log from %d", self.address, offset)
             self._requested.set()
             return True
-        if offset > self.next_transfer_from_where:
+        if offset > self._sending_end:
             # Not streamed (yet): the slave's own tail, before the stream starts or before
             # it truncates; only counted once the stream has passed it.
             if offset > max_offset and not self._bad_ack_reported:
@@ -139,6 +145,10 @@ class HAConnection:
                     max_offset,
                 )
             return True
+        if self._lost_tail >= 0:
+            if offset == self._lost_tail:
+                return True
+            self._lost_tail = -1  # another offset: the slave has truncated
         self.slave_ack_offset = offset
         self._service.notify_transfer_some(offset)
         return True
@@ -175,7 +185,10 @@ class HAConnection:
                 self._requested.wait(_WRITER_WAIT_S)
             if self._closed.is_set():
                 return
-            self.next_transfer_from_where = self._start_offset()
+            start = self._start_offset()
+            if start < self.slave_request_offset:
+                self._lost_tail = self.slave_request_offset
+            self.next_transfer_from_where = self._sending_end = start
             self._stream()
         except TimeoutError:
             self.close(f"the slave read nothing for {self._config.ha_housekeeping_interval} ms")
@@ -202,6 +215,7 @@ class HAConnection:
                     chunk = data[sent : sent + batch]
                     parts += (encode_frame_header(offset + sent, len(chunk)), chunk)
                     sent += len(chunk)
+                self._sending_end = offset + sent
                 sock.sendall(b"".join(parts))
                 self.next_transfer_from_where = offset + sent
                 self._service.note_shipped(self.next_transfer_from_where)
