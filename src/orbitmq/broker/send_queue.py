@@ -11,7 +11,10 @@ cache is busy ("[PCBUSY_CLEAN_QUEUE]"), and those that waited ``waitTimeMillsInS
 Our sends run on the event loop and append inline: a microsecond-scale append needs no thread
 hop. An append that held the put lock ``SLOW_APPEND_MS`` or longer shows a slow disk; from
 then on sends append on this queue's one thread, in arrival order, so that the loop stays free
-to read requests and answer busy, until an append is fast again and nothing waits. "Waited in
+to read requests and answer busy, until an append is fast again: then new sends append inline
+even while earlier ones still wait for the thread (waiting for the queue to drain first could
+take forever at a steady send rate, each thread hand-over costing up to a GIL switch
+interval, and the queue's sends would then time out in it). "Waited in
 the send queue" is the time from a send reaching the store to its append starting, as long as
 a RocketMQ send waits in its pool's queue for the thread that appends it.
 """
@@ -81,8 +84,8 @@ class SendQueue:
 
     @property
     def off_loop(self) -> bool:
-        """Appends go to the queue's thread: the last was slow, or sends are queued."""
-        return self._in_flight > 0 or self._store.commit_log.last_lock_held_ms >= SLOW_APPEND_MS
+        """Appends go to the queue's thread: the last one, here or on any thread, was slow."""
+        return self._store.commit_log.last_lock_held_ms >= SLOW_APPEND_MS
 
     async def put(self, msg: MessageExtBrokerInner) -> PutMessageResult | str:
         """Store ``msg`` as ``MessageStore.async_put_message`` does, or answer the SYSTEM_BUSY

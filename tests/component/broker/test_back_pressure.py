@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -173,3 +174,35 @@ async def test_the_pull_and_send_executors_take_their_wait_limits_from_the_confi
     assert (pull.max_wait_ms(), send_executor.max_wait_ms()) == (3000, 200)
     broker.broker_config.broker_fast_failure_enable = False
     assert (pull.max_wait_ms(), send_executor.max_wait_ms()) == (None, None)
+
+
+async def test_once_an_append_is_fast_again_sends_do_not_wait_behind_queued_ones(
+    slow_broker: SlowBroker, client: RemotingClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A send still queued for the thread must not hold back the sends after it once the
+    disk is fast again: at a steady send rate the queue would never drain, and its sends
+    would time out waiting for the thread."""
+    broker, fs = await slow_broker()
+    await _slow_first_append(broker, client, fs, 0.2)
+    fs.write_delay_s = 0
+    store = broker.message_store
+    real_append = store.append
+    release = threading.Event()
+
+    def stalled_append(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)  # the queued send's append has not begun
+        return real_append(*args, **kwargs)
+
+    monkeypatch.setattr(store, "append", stalled_append)
+    queued = asyncio.ensure_future(send(client, broker, request(b"queued")))
+    await asyncio.sleep(0.1)
+    monkeypatch.setattr(store, "append", real_append)
+    # Another writer's append (as the schedule service delivering) is fast: the disk is well.
+    assert (await asyncio.to_thread(store.put_message, make_message(TOPIC, body=b"other"))).is_ok
+    try:
+        after = await asyncio.wait_for(send(client, broker, request(b"after")), 2)
+        assert after.code == ResponseCode.SUCCESS
+        assert not queued.done()
+    finally:
+        release.set()
+    assert (await queued).code == ResponseCode.SUCCESS

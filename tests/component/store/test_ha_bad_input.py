@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.store.ha import ha_connection
 from orbitmq.store.ha import (
     FRAME_HEADER_SIZE,
     encode_frame_header,
     encode_report,
+    ha_connection,
 )
 from tests.component.store.ha_pair import HAStores, wait_caught_up
 from tests.component.store.test_ha_replication import _put
