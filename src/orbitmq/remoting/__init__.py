@@ -40,10 +40,18 @@ from orbitmq.remoting.request_executor import (
 )
 from orbitmq.remoting.request_processor import RequestProcessor
 from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
+from orbitmq.remoting.tls_system_config import (
+    DEFAULT_TLS_CONFIG_FILE,
+    TLS_KEYS,
+    ClientAuth,
+    TlsMode,
+    TlsSystemConfig,
+)
 
 __all__ = [
     "DEFAULT_CAPACITY",
     "DEFAULT_PROM_EXPORTER_PORT",
+    "DEFAULT_TLS_CONFIG_FILE",
     "LABEL_CLUSTER_NAME",
     "LABEL_NODE_ID",
     "LABEL_NODE_TYPE",
@@ -52,10 +60,12 @@ __all__ = [
     "PCBUSY_CLEAN_QUEUE_REMARK",
     "REJECT_REQUEST_REMARK",
     "TIMEOUT_CLEAN_QUEUE_REMARK",
+    "TLS_KEYS",
     "Channel",
     "ChannelContext",
     "ChannelEventListener",
     "ChannelEventListeners",
+    "ClientAuth",
     "CodeDispatchingProcessor",
     "Handler",
     "ProcessorTable",
@@ -70,6 +80,8 @@ __all__ = [
     "RequestExecutor",
     "RequestProcessor",
     "RpcLatencyRecorder",
+    "TlsMode",
+    "TlsSystemConfig",
     "exception_simple_desc",
     "install_uvloop",
     "new_event_loop",

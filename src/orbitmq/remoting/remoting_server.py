@@ -13,8 +13,10 @@ from orbitmq.protocol import MAX_FRAME_BYTES
 from orbitmq.remoting.channel import DEFAULT_WRITE_BUFFER_HIGH_BYTES, Channel
 from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
 from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
+from orbitmq.remoting.handshake_handler import HandshakeHandler
 from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
+from orbitmq.remoting.tls_system_config import TlsMode
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +37,11 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
     ``channel_max_idle_s`` is closed. Listeners added with ``add_listener`` hear every
     connect, close, exception and idle (registries clear a client's state on close).
 
-    ``port`` is the bound port once started (pass 0 to let the OS choose). ``ssl`` is handed
-    to asyncio as is (TLS is then mandatory on this port). Use from one event loop; not
-    thread-safe.
+    ``port`` is the bound port once started (pass 0 to let the OS choose). ``tls_mode`` is
+    RocketMQ's tls.server.mode: DISABLED serves plain connections only (no sniffing);
+    PERMISSIVE and ENFORCING tell TLS from plain by each connection's first byte (see
+    ``HandshakeHandler``) and serve TLS with ``ssl`` (None: TLS connections are refused).
+    Use from one event loop; not thread-safe.
     """
 
     def __init__(
@@ -46,6 +50,7 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         port: int = 0,
         *,
         channel_max_idle_s: float | None = DEFAULT_CHANNEL_MAX_IDLE_S,
+        tls_mode: TlsMode = TlsMode.DISABLED,
         ssl: ssl_module.SSLContext | None = None,
         backlog: int = DEFAULT_BACKLOG,
         write_buffer_high_bytes: int = DEFAULT_WRITE_BUFFER_HIGH_BYTES,
@@ -61,6 +66,7 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         self.host = host
         self._requested_port = port
         self.channel_max_idle_s = channel_max_idle_s
+        self.tls_mode = tls_mode
         self._ssl = ssl
         self._backlog = backlog
         self._write_buffer_high_bytes = write_buffer_high_bytes
@@ -99,10 +105,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
             return
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            self._new_channel,
+            self._new_connection,
             self.host,
             self._requested_port,
-            ssl=self._ssl,
             backlog=self._backlog,
             reuse_address=True,
             start_serving=False,
@@ -147,6 +152,11 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
                 await asyncio.wait(late, timeout=grace_s)
         await server.wait_closed()
         log.info("remoting server on port %s stopped", self._port)
+
+    def _new_connection(self) -> asyncio.BaseProtocol:
+        if self.tls_mode is TlsMode.DISABLED:
+            return self._new_channel()
+        return HandshakeHandler(self.tls_mode, self._ssl, self._new_channel)
 
     def _new_channel(self) -> Channel:
         return Channel(
