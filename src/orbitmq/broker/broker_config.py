@@ -21,7 +21,7 @@ from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.topic import RMQ_SYS_TRACE_TOPIC
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
-from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, TLS_KEYS
 from orbitmq.store import MAX_FRAME_BODY_SIZE, BrokerRole, MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -151,7 +151,8 @@ def load_broker_config(
             raise ConfigError(f"cannot read the broker config {path}: {exc.strerror}") from exc
         properties = parse_properties(text)
         keys = frozenset(properties)
-        unknown = bind_properties(properties, [broker, store])
+        # The tls.* keys are load_tls_config's.
+        unknown = [k for k in bind_properties(properties, [broker, store]) if k not in TLS_KEYS]
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
     _resolve_ha_keys(broker, store, keys)
@@ -278,3 +279,9 @@ def _check_timer(store: MessageStoreConfig) -> None:
         raise ConfigError(
             f"mappedFileSizeTimerLog: {store.mapped_file_size_timer_log} is under 4096 bytes"
         )
+
+
+def fast_failure_wait_ms(config: BrokerConfig, wait_ms: int) -> int | None:
+    """How long a request may wait in its queue: ``wait_ms`` with brokerFastFailureEnable,
+    else without limit (read per request, so a changed config takes effect at once)."""
+    return wait_ms if config.broker_fast_failure_enable else None

@@ -11,7 +11,7 @@ from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_group_processor import AdminGroupProcessor
 from orbitmq.broker.admin_runtime_processor import AdminRuntimeProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
-from orbitmq.broker.broker_config import BrokerConfig
+from orbitmq.broker.broker_config import BrokerConfig, fast_failure_wait_ms
 from orbitmq.broker.broker_configuration import BrokerConfiguration
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
 from orbitmq.broker.broker_runtime_info import BrokerRuntimeInfo
@@ -56,6 +56,7 @@ from orbitmq.remoting import (
     RemotingServer,
     RequestExecutor,
     RequestProcessor,
+    TlsSystemConfig,
 )
 from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig, TimerMessageStore
 
@@ -86,11 +87,12 @@ class BrokerController(AsyncLifetime):
         fs: FileSystem = OS_FILE_SYSTEM,
         find_subscription: SubscriptionLookup | None = None,
         config_path: str | None = None,
+        tls: TlsSystemConfig | None = None,
     ) -> None:
         """``config_path`` is the broker.conf the broker was started with (``-c``), where
-        UPDATE_BROKER_CONFIG saves its changes; None: changes are not saved."""
-        self.broker_config = broker_config
-        self.store_config = store_config
+        UPDATE_BROKER_CONFIG saves its changes; None: changes are not saved. ``tls``: the
+        tls.* settings of both ports and of the broker's own connections (None: plain)."""
+        self.broker_config, self.store_config, self.tls = broker_config, store_config, tls
         self.configuration = BrokerConfiguration(
             broker_config, store_config, config_path, clock=clock
         )
@@ -105,6 +107,7 @@ class BrokerController(AsyncLifetime):
             broker_config.bind_address,
             broker_config.listen_port,
             channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
+            tls=tls,
         )
         self.registrations = self._registration_table()
         for code, processor, executor in self.registrations:
@@ -115,6 +118,7 @@ class BrokerController(AsyncLifetime):
             broker_config.listen_port,
             self.registrations,
             channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
+            tls=tls,
         )
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
@@ -232,12 +236,13 @@ class BrokerController(AsyncLifetime):
                 self.consumer_offset_manager,
                 self.subscription_group_manager,
                 self._delay_offset_file,
+                outer_api=BrokerOuterAPI(tls=self.tls),
             )
         self.replication = Replication(broker_config, self.message_store)
         # Name-server registration: at start, every registerNameServerPeriod and when a
         # send creates a topic (the lambdas). The address is the bound one.
         self.registration_service = NamesrvRegistrationService(
-            BrokerOuterAPI(),
+            BrokerOuterAPI(tls=self.tls),
             broker_config.namesrv_addresses,
             lambda: BrokerIdentity(
                 broker_config.broker_cluster_name,
@@ -389,12 +394,12 @@ class BrokerController(AsyncLifetime):
         send = RequestExecutor(
             "SendMessageExecutor",
             config.send_thread_pool_queue_capacity,
-            max_wait_ms=lambda: _fast_failure_wait_ms(config, config.wait_time_mills_in_send_queue),
+            max_wait_ms=lambda: fast_failure_wait_ms(config, config.wait_time_mills_in_send_queue),
         )
         pull = RequestExecutor(
             "PullMessageExecutor",
             config.pull_thread_pool_queue_capacity,
-            max_wait_ms=lambda: _fast_failure_wait_ms(config, config.wait_time_mills_in_pull_queue),
+            max_wait_ms=lambda: fast_failure_wait_ms(config, config.wait_time_mills_in_pull_queue),
         )
         query = RequestExecutor("QueryMessageExecutor", config.query_thread_pool_queue_capacity)
         # RocketMQ gives heartbeats and consumer management their own pools.
@@ -592,9 +597,3 @@ class BrokerController(AsyncLifetime):
             lambda: asyncio.to_thread(self.consumer_offset_manager.persist),
             "persist consumer offsets",
         )
-
-
-def _fast_failure_wait_ms(config: BrokerConfig, wait_ms: int) -> int | None:
-    """How long a request may wait in its queue: ``wait_ms`` with brokerFastFailureEnable,
-    else without limit (read per request, so a changed config takes effect at once)."""
-    return wait_ms if config.broker_fast_failure_enable else None

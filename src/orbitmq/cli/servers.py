@@ -27,7 +27,7 @@ from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv import NamesrvConfig, NamesrvController, load_namesrv_config
 from orbitmq.protocol import DEFAULT_BROKER_PORT, DEFAULT_NAMESRV_PORT
-from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, run
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, TlsSystemConfig, load_tls_config, run
 from orbitmq.store import MessageStoreConfig, StoreError
 
 #: ``orbitmq start``'s embedded defaults: a developer's machine, reachable from itself only
@@ -94,6 +94,7 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
     """Run a name server (default port 9876, RocketMQ's)."""
     try:
         config = load_namesrv_config(config_path)
+        tls = load_tls_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
     if listen_port is not None:
@@ -102,7 +103,7 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
         config.bind_address = bind
 
     async def start() -> Callable[[], Awaitable[None]]:
-        controller = NamesrvController(config)
+        controller = NamesrvController(config, tls=tls)
         await controller.start()
         _warn_if_exposed(config.bind_address, f"port {controller.port}")
         say(
@@ -127,6 +128,7 @@ def broker(
     """Run a broker configured by broker.conf (RocketMQ's keys)."""
     try:
         startup = load_broker_config(config_path)
+        tls = load_tls_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
     warn_inert_keys(startup.keys)
@@ -139,7 +141,7 @@ def broker(
         broker_config.bind_address = bind
 
     async def start() -> Callable[[], Awaitable[None]]:
-        controller = BrokerController(broker_config, store_config, config_path=config_path)
+        controller = BrokerController(broker_config, store_config, config_path=config_path, tls=tls)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
         _warn_if_exposed(
@@ -178,6 +180,8 @@ class EmbeddedConfig:
     store: MessageStoreConfig
     #: namesrvAddr from the file; None: the embedded name server.
     namesrv_addr: str | None
+    #: The file's tls.* keys (and tls.config.file's), for both servers.
+    tls: TlsSystemConfig
 
 
 def embedded_config(
@@ -218,7 +222,8 @@ def embedded_config(
         raise ConfigError(f"--listen-port: {broker_config.listen_port} is not a port")
     _embedded_metrics(broker_config, namesrv_config, keys, metrics_port)
     namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
-    return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr)
+    tls = load_tls_config(config_path)
+    return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr, tls)
 
 
 def _embedded_metrics(
@@ -298,7 +303,7 @@ def start(
         fail(str(exc))
 
     async def start_all() -> Callable[[], Awaitable[None]]:
-        namesrv_controller = NamesrvController(embedded.namesrv)
+        namesrv_controller = NamesrvController(embedded.namesrv, tls=embedded.tls)
         broker_config = embedded.broker
         broker_controller: BrokerController | None = None
         try:
@@ -306,7 +311,7 @@ def start(
             await namesrv_controller.remoting_server.bind()
             broker_config.namesrv_addr = embedded.namesrv_addr or namesrv_controller.address
             broker_controller = BrokerController(
-                broker_config, embedded.store, config_path=config_path
+                broker_config, embedded.store, config_path=config_path, tls=embedded.tls
             )
             await broker_controller.bind()
             await namesrv_controller.start()

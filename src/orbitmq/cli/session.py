@@ -1,13 +1,15 @@
 """What every operator command (``orbitmq admin ...``, ``send``, ``consume``, ``query``)
 shares: the name server option (``-n``, or ``NAMESRV_ADDR`` from the environment, as
-mqadmin), ``--json``, reading times, and running the command's client work on an event loop
-with every expected failure turned into one line on stderr and exit status 1."""
+mqadmin), TLS (``--tls``, ``--tls-config-file``: RocketMQ's tls.* keys), ``--json``,
+reading times, and running the command's client work on an event loop with every expected
+failure turned into one line on stderr and exit status 1."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import click
@@ -17,8 +19,9 @@ from orbitmq.cli.output import Output
 from orbitmq.cli.timestamps import TimestampError, parse_timestamp_ms
 from orbitmq.client import AdminClient, ClientConfig
 from orbitmq.common import OrbitError
+from orbitmq.common.errors import ConfigError
 from orbitmq.protocol import DEFAULT_NAMESRV_PORT
-from orbitmq.remoting import run
+from orbitmq.remoting import DEFAULT_TLS_CONFIG_FILE, TlsSystemConfig, run
 
 T = TypeVar("T")
 
@@ -34,11 +37,14 @@ class Session:
 
     namesrv_addr: str
     out: Output
+    tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
 
     def client_config(self) -> ClientConfig:
         # The default instance name (pid and a counter): a client id of its own each run,
         # as mqadmin's tools take the current time.
-        return ClientConfig(namesrv_addr=self.namesrv_addr)
+        return ClientConfig(
+            namesrv_addr=self.namesrv_addr, use_tls=self.tls.enable, tls_config=self.tls
+        )
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` to its end; an OrbitMQ error or a network error is one line on
@@ -66,6 +72,16 @@ class Session:
             fail(str(exc))
 
 
+def client_tls(use_tls: bool, tls_config_file: str | None) -> TlsSystemConfig:
+    """The command's TLS settings: the tls.config.file (given, or RocketMQ's default when it
+    exists), with tls.enable forced on by ``--tls``."""
+    properties = {"tls.config.file": tls_config_file} if tls_config_file else {}
+    if tls_config_file and not Path(tls_config_file).is_file():
+        raise ConfigError(f"--tls-config-file: {tls_config_file} is not a readable file")
+    tls = TlsSystemConfig.load(properties)
+    return tls.with_properties({"tls.enable": "true"}) if use_tls else tls
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, TimeoutError) and not isinstance(exc, OrbitError):
@@ -87,9 +103,34 @@ def session_options(command: Callable[..., None]) -> Callable[..., None]:
         metavar="HOST:PORT[;HOST:PORT]",
         help="Name server address(es); NAMESRV_ADDR is read when -n is not given.",
     )
+    @click.option(
+        "--tls",
+        "use_tls",
+        is_flag=True,
+        envvar="ORBITMQ_TLS_ENABLE",
+        help="Connect with TLS (tls.enable; ORBITMQ_TLS_ENABLE=true is read too).",
+    )
+    @click.option(
+        "--tls-config-file",
+        envvar="ORBITMQ_TLS_CONFIG_FILE",
+        type=click.Path(dir_okay=False),
+        help="A tls.properties with RocketMQ's tls.* keys (tls.config.file; default "
+        f"{DEFAULT_TLS_CONFIG_FILE} when it exists; ORBITMQ_TLS_CONFIG_FILE is read too).",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
     @functools.wraps(command)
-    def with_session(*args: Any, namesrv_addr: str, as_json: bool, **kwargs: Any) -> None:
-        command(Session(namesrv_addr, Output(as_json=as_json)), *args, **kwargs)
+    def with_session(
+        *args: Any,
+        namesrv_addr: str,
+        use_tls: bool,
+        tls_config_file: str | None,
+        as_json: bool,
+        **kwargs: Any,
+    ) -> None:
+        try:
+            tls = client_tls(use_tls, tls_config_file)
+        except ConfigError as exc:
+            fail(str(exc))
+        command(Session(namesrv_addr, Output(as_json=as_json), tls), *args, **kwargs)
 
     return with_session

@@ -85,6 +85,7 @@ from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from orbitmq.client.transaction_listener import TransactionListener
 from orbitmq.client.transaction_producer import TransactionProducer, TransactionSendResult
 from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
+from orbitmq.remoting import TlsSystemConfig
 
 __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
@@ -154,6 +155,7 @@ __all__ = [
     "SendStatus",
     "SendTimeoutError",
     "ThreadLocalIndex",
+    "TlsSystemConfig",
     "TopicPublishInfo",
     "TrackType",
     "TransactionListener",

@@ -46,6 +46,7 @@ from orbitmq.remoting.tls_system_config import (
     ClientAuth,
     TlsMode,
     TlsSystemConfig,
+    load_tls_config,
 )
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "TlsSystemConfig",
     "exception_simple_desc",
     "install_uvloop",
+    "load_tls_config",
     "new_event_loop",
     "node_labels",
     "parse_address",

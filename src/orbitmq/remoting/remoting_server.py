@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import ssl as ssl_module
 from typing import Final
 
 from orbitmq.common.errors import ConfigError
@@ -16,7 +15,7 @@ from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
 from orbitmq.remoting.handshake_handler import HandshakeHandler
 from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
-from orbitmq.remoting.tls_system_config import TlsMode
+from orbitmq.remoting.tls_system_config import TlsSystemConfig
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +36,11 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
     ``channel_max_idle_s`` is closed. Listeners added with ``add_listener`` hear every
     connect, close, exception and idle (registries clear a client's state on close).
 
-    ``port`` is the bound port once started (pass 0 to let the OS choose). ``tls_mode`` is
-    RocketMQ's tls.server.mode: DISABLED serves plain connections only (no sniffing);
-    PERMISSIVE and ENFORCING tell TLS from plain by each connection's first byte (see
-    ``HandshakeHandler``) and serve TLS with ``ssl`` (None: TLS connections are refused).
-    Use from one event loop; not thread-safe.
+    ``port`` is the bound port once started (pass 0 to let the OS choose). ``tls`` None
+    serves plain connections only, as before TLS existed; otherwise its tls.server.mode
+    applies: disabled refuses TLS, permissive takes both, enforcing refuses plain, each
+    connection told by its first byte (``HandshakeHandler``); TLS is refused when no server
+    certificate is configured. Use from one event loop; not thread-safe.
     """
 
     def __init__(
@@ -50,8 +49,7 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         port: int = 0,
         *,
         channel_max_idle_s: float | None = DEFAULT_CHANNEL_MAX_IDLE_S,
-        tls_mode: TlsMode = TlsMode.DISABLED,
-        ssl: ssl_module.SSLContext | None = None,
+        tls: TlsSystemConfig | None = None,
         backlog: int = DEFAULT_BACKLOG,
         write_buffer_high_bytes: int = DEFAULT_WRITE_BUFFER_HIGH_BYTES,
         max_frame_bytes: int = MAX_FRAME_BYTES,
@@ -66,8 +64,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         self.host = host
         self._requested_port = port
         self.channel_max_idle_s = channel_max_idle_s
-        self.tls_mode = tls_mode
-        self._ssl = ssl
+        self.tls = tls
+        # Built now: a bad certificate or key fails the server's construction.
+        self._ssl = tls.server_context() if tls is not None else None
         self._backlog = backlog
         self._write_buffer_high_bytes = write_buffer_high_bytes
         self._max_frame_bytes = max_frame_bytes
@@ -154,9 +153,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         log.info("remoting server on port %s stopped", self._port)
 
     def _new_connection(self) -> asyncio.BaseProtocol:
-        if self.tls_mode is TlsMode.DISABLED:
+        if self.tls is None:
             return self._new_channel()
-        return HandshakeHandler(self.tls_mode, self._ssl, self._new_channel)
+        return HandshakeHandler(self.tls.server_mode, self._ssl, self._new_channel)
 
     def _new_channel(self) -> Channel:
         return Channel(

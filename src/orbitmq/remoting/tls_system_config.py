@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -130,6 +131,10 @@ class TlsSystemConfig:
             )
         return context
 
+    def outgoing_context(self) -> ssl.SSLContext | None:
+        """What a client connects with: ``client_context()`` when tls.enable, else None."""
+        return self.client_context() if self.enable else None
+
     def client_context(self) -> ssl.SSLContext:
         """The client side's context (``TlsHelper.buildSslContext(true)``): the server's
         certificate is checked only with tls.client.authServer=true outside test mode; host
@@ -145,6 +150,19 @@ class TlsSystemConfig:
                 context, self.client_cert_path, self.client_key_path, self.client_key_password
             )
         return context
+
+
+def load_tls_config(conf_path: str | os.PathLike[str] | None) -> TlsSystemConfig:
+    """A server's settings: the ``tls.*`` keys of its config file (broker.conf,
+    namesrv.conf; None: no file), then the file named by ``tls.config.file``. Raises
+    ConfigError for an unreadable file or a bad value."""
+    if conf_path is None:
+        return TlsSystemConfig.load({})
+    try:
+        text = Path(conf_path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {conf_path}: {exc.strerror}") from exc
+    return TlsSystemConfig.load(parse_properties(text))
 
 
 _VERIFY_MODES: Final = {
