@@ -1,0 +1,63 @@
+"""TLS from the command line, in real processes: ``orbitmq start`` with tls.server.mode=
+enforcing in its broker.conf (the broker registers with its name server over TLS too:
+tls.enable), ``orbitmq send`` / ``consume`` with ``--tls`` and a tls.properties, and a plain
+command refused with one clear line while the server logs why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import SMALL_STORE_CONF, run_orbitmq, start_orbitmq
+from tests.tls_certs import make_pki
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def enforcing_start(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """A running ``orbitmq start`` in enforcing mode: (name server address, the client's
+    tls.properties, the server's log file)."""
+    pki = make_pki(tmp_path)
+    server_keys = {**pki.server_properties("enforcing"), **pki.client_properties()}
+    config = tmp_path / "broker.conf"
+    config.write_text(SMALL_STORE_CONF + "".join(f"{k}={v}\n" for k, v in server_keys.items()))
+    client_file = tmp_path / "tls.properties"
+    client_file.write_text("".join(f"{k}={v}\n" for k, v in pki.client_properties().items()))
+    process, ready = start_orbitmq(tmp_path / "data", tmp_path / "start", config)
+    try:
+        yield ready[1], client_file, tmp_path / "start.err"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_send_and_consume_over_tls_and_plain_refused(
+    enforcing_start: tuple[str, Path, Path],
+) -> None:
+    namesrv, client_file, server_log = enforcing_start
+    tls = ("-n", namesrv, "--tls", "--tls-config-file", str(client_file), "--json")
+    sent = run_orbitmq("send", "-t", "TlsTopic", "over tls", *tls)
+    assert sent.returncode == 0, sent.stderr
+    assert json.loads(sent.stdout)["sendStatus"] == "SEND_OK"
+    consumed = run_orbitmq(
+        "consume", "-t", "TlsTopic", "-g", "TlsGroup", "--from", "first", "--count", "1", *tls
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert json.loads(consumed.stdout.splitlines()[0])["body"] == "over tls"
+
+    plain = run_orbitmq("send", "-t", "TlsTopic", "in clear", "-n", namesrv)
+    assert plain.returncode == 1
+    lines = plain.stderr.strip().splitlines()
+    assert len(lines) == 1, plain.stderr
+    assert "closed before answering anything" in lines[0]
+    assert "tls.server.mode=enforcing" in lines[0]
+    assert "refused a plain connection" in server_log.read_text()
