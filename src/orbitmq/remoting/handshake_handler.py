@@ -41,6 +41,13 @@ def feed(protocol: asyncio.BaseProtocol, data: bytes | bytearray | memoryview) -
         cast(asyncio.Protocol, protocol).data_received(bytes(data))
 
 
+def _peer_text(peername: Any) -> str:
+    """``host:port`` of a peername (IPv6 ones have 4 fields)."""
+    if isinstance(peername, tuple) and len(peername) >= 2:
+        return f"{peername[0]}:{peername[1]}"
+    return str(peername)
+
+
 class HandshakeHandler(asyncio.Protocol):
     """Owns a new connection until its first bytes arrive, then hands it to the
     connection's protocol, plain or through TLS, or closes it as ``mode`` says (RocketMQ's
@@ -64,7 +71,7 @@ class HandshakeHandler(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         transport = self._transport
         assert transport is not None
-        peer = transport.get_extra_info("peername")
+        peer = _peer_text(transport.get_extra_info("peername"))
         if data[0] != TLS_HANDSHAKE_BYTE:
             if self._mode is TlsMode.ENFORCING:
                 log.warning(
@@ -111,7 +118,7 @@ class TlsServerProtocol(asyncio.Protocol):
     through a ``TlsTransport``. ``app`` hears ``connection_made`` once the handshake is done.
     Used on the loop's thread only."""
 
-    def __init__(self, context: ssl.SSLContext, app: asyncio.BaseProtocol, peer: Any) -> None:
+    def __init__(self, context: ssl.SSLContext, app: asyncio.BaseProtocol, peer: str) -> None:
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
         self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
