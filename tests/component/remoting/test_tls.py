@@ -5,6 +5,7 @@ trust is refused when client auth is required."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from orbitmq.remoting import (
     TlsMode,
     TlsSystemConfig,
 )
+from orbitmq.remoting.blocking_channel import BlockingChannel
 from tests.component.remoting.conftest import ServerFactory
 from tests.component.remoting.support import echo_processor
 from tests.tls_certs import Pki, make_pki
@@ -178,3 +180,23 @@ async def test_a_client_checking_the_server_refuses_an_unknown_ca(
     # Test mode (RocketMQ's default) trusts any server.
     test_mode = wrong_trust.with_properties({"tls.test.mode.enable": "true"})
     assert await echo(tls_client(clients, test_mode), addr) == b"secret"
+
+
+async def test_a_blocking_channel_over_tls(server_factory: ServerFactory, pki: Pki) -> None:
+    """The blocking reader's channel (Spark executors' range reads) speaks TLS too, and an
+    idle TLS channel still counts as open."""
+    addr = await start_server(
+        server_factory, TlsSystemConfig().with_properties(pki.server_properties("enforcing"))
+    )
+    context = TlsSystemConfig().with_properties(pki.client_properties()).client_context()
+
+    def exchange() -> tuple[bytes, bool]:
+        channel = BlockingChannel(addr, 2.0, context)
+        try:
+            channel.send(RemotingCommand.create_request(RequestCode.HEART_BEAT, body=b"x"), 2.0)
+            _, body = channel.receive(2.0)
+            return bytes(body), not channel.peer_closed()
+        finally:
+            channel.close()
+
+    assert await asyncio.to_thread(exchange) == (b"x", True)
