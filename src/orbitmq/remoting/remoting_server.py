@@ -119,7 +119,8 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         assert self._server is not None
         if not self._server.is_serving():
             await self._server.start_serving()
-            log.info("remoting server listening on %s:%d", self.host, self.port)
+            tls = f" (tls.server.mode={self.tls.server_mode.value})" if self.tls else ""
+            log.info("remoting server listening on %s:%d%s", self.host, self.port, tls)
 
     async def _stop(self) -> None:
         await self.stop()

@@ -26,8 +26,9 @@ class InProcessCluster(AsyncLifetime):
     ``slaves`` slaves join each broker group (brokerId 1, 2, ..., brokerRole SLAVE, stores
     under ``root/<name>-s<id>``); ``start_slave`` adds one later; ``messages_pulled`` says
     which of them served a group's pulls; ``stop_serving`` makes a broker unreachable to
-    clients while it stays registered. Stores default to 16 MiB commit log files and 4 MB
-    index files so tests stay light on disk."""
+    clients while it stays registered. ``tls`` gives every server its tls.* settings (and,
+    with tls.enable, the brokers' own connections). Stores default to 16 MiB commit log
+    files and 4 MB index files so tests stay light on disk."""
 
     def __init__(
         self,
