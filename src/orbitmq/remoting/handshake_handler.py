@@ -51,7 +51,8 @@ def _peer_text(peername: Any) -> str:
 class HandshakeHandler(asyncio.Protocol):
     """Owns a new connection until its first bytes arrive, then hands it to the
     connection's protocol, plain or through TLS, or closes it as ``mode`` says (RocketMQ's
-    log lines). ``context`` None: TLS connections are refused. One per connection; used on
+    log lines). ``context`` None: TLS connections are refused. A connection that sends
+    nothing for ``max_idle_s`` is closed, as an idle channel is. One per connection; used on
     the loop's thread only."""
 
     def __init__(
@@ -59,18 +60,26 @@ class HandshakeHandler(asyncio.Protocol):
         mode: TlsMode,
         context: ssl.SSLContext | None,
         new_protocol: Callable[[], asyncio.BaseProtocol],
+        max_idle_s: float | None = None,
     ) -> None:
         self._mode = mode
         self._context = context
         self._new_protocol = new_protocol
+        self._max_idle_s = max_idle_s
         self._transport: asyncio.Transport | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)
+        if self._max_idle_s is not None:
+            self._idle_timer = asyncio.get_running_loop().call_later(
+                self._max_idle_s, self._transport.abort
+            )
 
     def data_received(self, data: bytes) -> None:
         transport = self._transport
         assert transport is not None
+        self._cancel_idle_timer()
         peer = _peer_text(transport.get_extra_info("peername"))
         if data[0] != TLS_HANDSHAKE_BYTE:
             if self._mode is TlsMode.ENFORCING:
@@ -109,7 +118,13 @@ class HandshakeHandler(asyncio.Protocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_idle_timer()
         self._transport = None
+
+    def _cancel_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
 
 
 class TlsServerProtocol(asyncio.Protocol):

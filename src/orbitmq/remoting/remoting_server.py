@@ -156,7 +156,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
     def _new_connection(self) -> asyncio.BaseProtocol:
         if self.tls is None:
             return self._new_channel()
-        return HandshakeHandler(self.tls.server_mode, self._ssl, self._new_channel)
+        return HandshakeHandler(
+            self.tls.server_mode, self._ssl, self._new_channel, self.channel_max_idle_s
+        )
 
     def _new_channel(self) -> Channel:
         return Channel(

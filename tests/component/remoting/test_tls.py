@@ -200,3 +200,17 @@ async def test_a_blocking_channel_over_tls(server_factory: ServerFactory, pki: P
             channel.close()
 
     assert await asyncio.to_thread(exchange) == (b"x", True)
+
+
+async def test_a_connection_that_sends_nothing_is_closed_when_idle(
+    server_factory: ServerFactory, pki: Pki
+) -> None:
+    server: RemotingServer = await server_factory(
+        tls=TlsSystemConfig().with_properties(pki.server_properties("permissive")),
+        channel_max_idle_s=0.2,
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        assert await asyncio.wait_for(reader.read(1), 5) == b""  # closed by the server
+    finally:
+        writer.close()
