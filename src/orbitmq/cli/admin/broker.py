@@ -4,7 +4,7 @@ brokerConsumeStats, statsAll, cleanExpiredCQ, queryCq and sendMsgStatus."""
 from __future__ import annotations
 
 import contextlib
-from typing import Final
+from typing import Any, Final
 
 import click
 
@@ -301,7 +301,7 @@ def query_cq(
     """Raw units of a consume queue: commit log offset, size, tag hash (and with -g whether
     the group's subscription lets each pass)."""
 
-    async def query(admin: AdminClient) -> dict[str, object]:
+    async def query(admin: AdminClient) -> dict[str, Any]:
         addr = broker_addr
         if addr is None:
             route = await admin.topic_route(topic)
@@ -321,7 +321,7 @@ def query_cq(
         return
     if found["subscriptionData"] is not None:
         session.out.data({"subscriptionData": found["subscriptionData"]})
-    units: list[dict[str, object]] = found["queueData"]  # type: ignore[assignment]
+    units: list[dict[str, object]] = found["queueData"]
     columns = ("idx", "physicOffset", "physicSize", "tagsCode", "eval", "msg")
     session.out.table(
         columns,

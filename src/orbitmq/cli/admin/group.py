@@ -4,6 +4,7 @@ deleteSubGroup, consumerConnection, consumerStatus, and producerConnection."""
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import click
 
@@ -199,7 +200,7 @@ def producer_connection(session: Session, group: str, topic: str) -> None:
     session.out.table(_CONNECTION_COLUMNS, _connection_rows(found.connection_set))
 
 
-def running_info(client_id: str, info: ConsumerRunningInfo) -> dict[str, object]:
+def running_info(client_id: str, info: ConsumerRunningInfo) -> dict[str, Any]:
     """What a client said of its consumer: settings, subscriptions, the queues it holds
     (offsets, cached messages, locks), per-topic rates, and the thread dump when asked."""
     queues = [
@@ -217,13 +218,13 @@ def running_info(client_id: str, info: ConsumerRunningInfo) -> dict[str, object]
             "status": status, "jstack": info.jstack}  # fmt: skip
 
 
-def _print_running_info(session: Session, found: dict[str, object]) -> None:
-    session.out.record(found["properties"], title=f"{found['clientId']}: properties")  # type: ignore[arg-type]
+def _print_running_info(session: Session, found: dict[str, Any]) -> None:
+    session.out.record(found["properties"], title=f"{found['clientId']}: properties")
     for part in ("subscriptions", "queues"):
-        rows: list[dict[str, object]] = found[part]  # type: ignore[assignment]
+        rows: list[dict[str, object]] = found[part]
         if rows:
             session.out.table(tuple(rows[0]), [list(r.values()) for r in rows], title=part)
-    status: dict[str, dict[str, object]] = found["status"]  # type: ignore[assignment]
+    status: dict[str, dict[str, object]] = found["status"]
     for topic, rates in status.items():
         session.out.record(rates, title=f"status of {topic}")
     if found["jstack"]:
@@ -242,7 +243,7 @@ def consumer_status(
     """What each online client of a group says of its consumer (asked through a broker):
     without -i a line per client and whether they subscribe alike; with -i all of it."""
 
-    async def ask(admin: AdminClient) -> list[dict[str, object]]:
+    async def ask(admin: AdminClient) -> list[dict[str, Any]]:
         if client_id is not None:
             clients = [client_id]
         else:
@@ -265,10 +266,7 @@ def consumer_status(
     if session.out.as_json:
         session.out.data({"clients": infos, "sameSubscription": same})
         return
-    rows = [
-        (i["clientId"], len(i["queues"]), i["subscriptions"])  # type: ignore[arg-type]
-        for i in infos
-    ]
+    rows = [(i["clientId"], len(i["queues"]), i["subscriptions"]) for i in infos]
     verdict = "Same subscription" if same else "WARN: Different subscription"
     session.out.table(
         ("clientId", "queues", "subscriptions"), rows, title=f"{group}: {verdict} in the group"
