@@ -225,8 +225,10 @@ def _print_running_info(session: Session, found: dict[str, Any]) -> None:
         if rows:
             session.out.table(tuple(rows[0]), [list(r.values()) for r in rows], title=part)
     status: dict[str, dict[str, object]] = found["status"]
-    for topic, rates in status.items():
-        session.out.record(rates, title=f"status of {topic}")
+    if status:
+        columns = ("topic", *next(iter(status.values())))
+        rates_rows = [[topic, *rates.values()] for topic, rates in status.items()]
+        session.out.table(columns, rates_rows, title="status")
     if found["jstack"]:
         session.out.record({"jstack": found["jstack"]})
 
@@ -266,7 +268,11 @@ def consumer_status(
     if session.out.as_json:
         session.out.data({"clients": infos, "sameSubscription": same})
         return
-    rows = [(i["clientId"], len(i["queues"]), i["subscriptions"]) for i in infos]
+    rows = [
+        (i["clientId"], len(i["queues"]),
+         [f"{s['topic']} ({s['subExpression']})" for s in i["subscriptions"]])
+        for i in infos
+    ]  # fmt: skip
     verdict = "Same subscription" if same else "WARN: Different subscription"
     session.out.table(
         ("clientId", "queues", "subscriptions"), rows, title=f"{group}: {verdict} in the group"
