@@ -35,10 +35,15 @@ class Session:
     namesrv_addr: str
     out: Output
 
-    def client_config(self) -> ClientConfig:
+    def client_config(self, timeout_ms: int | None = None) -> ClientConfig:
+        """The clients' settings: this session's name servers and, when given, the timeout
+        of each request (mqadmin's ``-t timeoutMillis`` where a command has one)."""
         # The default instance name (pid and a counter): a client id of its own each run,
         # as mqadmin's tools take the current time.
-        return ClientConfig(namesrv_addr=self.namesrv_addr)
+        config = ClientConfig(namesrv_addr=self.namesrv_addr)
+        if timeout_ms is not None:
+            config.mq_client_api_timeout_s = timeout_ms / 1000
+        return config
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` to its end; an OrbitMQ error or a network error is one line on
@@ -48,11 +53,13 @@ class Session:
         except (OrbitError, OSError, TimeoutError) as exc:
             fail(_one_line(exc))
 
-    def admin(self, work: Callable[[AdminClient], Awaitable[T]]) -> T:
+    def admin(
+        self, work: Callable[[AdminClient], Awaitable[T]], *, timeout_ms: int | None = None
+    ) -> T:
         """Run ``work`` with a started AdminClient on this session's name servers."""
 
         async def with_admin() -> T:
-            async with AdminClient(client_config=self.client_config()) as admin:
+            async with AdminClient(client_config=self.client_config(timeout_ms)) as admin:
                 return await work(admin)
 
         return self.run(with_admin())
