@@ -9,7 +9,12 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from orbitmq.client import AdminClient, ConsumerNotOnlineError, MQClientError
+from orbitmq.client import (
+    AdminClient,
+    ConsumerNotOnlineError,
+    ConsumerProgress,
+    MQClientError,
+)
 from orbitmq.console.inputs import required, timestamp_ms, topic_name
 from orbitmq.console.page import admin_of, form, redirect, render
 
@@ -39,6 +44,24 @@ async def group_rows(admin: AdminClient) -> list[GroupRow]:
     return [rows[g] for g in sorted(rows)]
 
 
+async def group_progress(admin: AdminClient, group: str) -> ConsumerProgress:
+    """The group's progress in every topic it has offsets in: through its %RETRY% topic's
+    route once it subscribed, else through the topics the brokers hold its offsets for (a
+    group an operator made and reset, none of whose consumers ran yet)."""
+    try:
+        return await admin.consumer_progress(group)
+    except MQClientError:
+        row = next((r for r in await group_rows(admin) if r.group == group), None)
+        if row is None or not row.topics:
+            raise
+    parts = [await admin.consumer_progress(group, topic) for topic in sorted(row.topics)]
+    queues = {q.queue: q for part in parts for q in part.queues}
+    ordered = sorted(
+        queues.values(), key=lambda q: (q.queue.topic, q.queue.broker_name, q.queue.queue_id)
+    )
+    return ConsumerProgress(group, tuple(ordered), sum(p.consume_tps for p in parts))
+
+
 async def groups(request: web.Request) -> web.Response:
     wanted = request.query.get("filter", "").strip().lower()
     rows = [r for r in await group_rows(admin_of(request)) if wanted in r.group.lower()]
@@ -48,7 +71,7 @@ async def groups(request: web.Request) -> web.Response:
 async def group(request: web.Request) -> web.Response:
     admin = admin_of(request)
     name = request.match_info["group"]
-    progress = await admin.consumer_progress(name)
+    progress = await group_progress(admin, name)
     try:
         connection = await admin.consumer_connection(name)
     except ConsumerNotOnlineError:
@@ -76,7 +99,7 @@ async def group_stats(request: web.Request) -> web.Response:
     """``{"time_ms", "series": {"lag": n, "consume/s": tps}}`` for the group's chart."""
     name = request.match_info["group"]
     try:
-        progress = await admin_of(request).consumer_progress(name)
+        progress = await group_progress(admin_of(request), name)
         lag, tps = progress.total_lag, progress.consume_tps
     except MQClientError:
         lag, tps = 0, 0.0  # consumed nothing yet
