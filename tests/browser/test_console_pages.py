@@ -6,12 +6,13 @@ from Python is found by key with its detail and trace, a group's lag falls on th
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 from orbitmq.client import (
@@ -36,7 +37,9 @@ WAIT_S = 20.0
 
 def severe_logs(browser: webdriver.Chrome) -> list[dict[str, Any]]:
     """Script errors and failed loads the page logged since the last call."""
-    return [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    # selenium leaves get_log unannotated.
+    logs: list[dict[str, Any]] = browser.get_log("browser")  # type: ignore[no-untyped-call]
+    return [e for e in logs if e["level"] == "SEVERE"]
 
 
 def text(browser: webdriver.Chrome, element_id: str) -> str:
@@ -55,6 +58,10 @@ def wait_for_exactly(browser: webdriver.Chrome, element_id: str, wanted: str) ->
         lambda b: b.find_element(By.ID, element_id).text == wanted,
         f"#{element_id} to read {wanted!r}",
     )
+
+
+def polled(chart: WebElement) -> Callable[[webdriver.Chrome], bool]:
+    return lambda _: int(chart.get_attribute("data-polls") or 0) >= 1
 
 
 def admin_call(console: RunningConsole, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -146,9 +153,7 @@ def test_every_page_loads_without_script_errors(
         assert browser.find_element(By.TAG_NAME, "h1").text == heading, path
         charts = browser.find_elements(By.CSS_SELECTOR, "canvas.chart")
         for chart in charts:  # the script ran and its first poll drew the chart
-            WebDriverWait(browser, WAIT_S, 0.1).until(
-                lambda _: int(chart.get_attribute("data-polls") or 0) >= 1, f"chart on {path}"
-            )
+            WebDriverWait(browser, WAIT_S, 0.1).until(polled(chart), f"chart on {path}")
             assert "stale" not in (chart.get_attribute("class") or ""), path
         assert severe_logs(browser) == [], path
     browser.get(console.url("/"))

@@ -22,7 +22,7 @@ from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config, w
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
-from orbitmq.cli.web_console import start_embedded_console
+from orbitmq.cli.web_console import ConsoleStarter, console_starter
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.socket_address import is_wildcard
@@ -255,17 +255,25 @@ def _embedded_metrics(
     namesrv.metrics_label = broker.metrics_label
 
 
-async def _embedded_console(
-    config: BrokerConfig, broker: BrokerController, namesrv: NamesrvController
+def _console_of(config: BrokerConfig) -> ConsoleStarter | None:
+    """The console to serve beside the broker; None when consolePort is -1."""
+    if config.console_port == -1:
+        return None
+    return console_starter(config.bind_address, config.console_port)
+
+
+async def _start_console(
+    console: ConsoleStarter | None,
+    config: BrokerConfig,
+    broker: BrokerController,
+    namesrv: NamesrvController,
 ) -> tuple[str, Callable[[], Awaitable[None]]]:
-    """The console beside the broker (consolePort -1: none), over the broker's name servers;
-    both servers are stopped again when the console cannot start (its port in use)."""
-    if config.console_port == -1 or config.namesrv_addr is None:
+    """Start the console over the broker's name servers; both servers are stopped again
+    when it cannot start (its port in use)."""
+    if console is None or config.namesrv_addr is None:
         return "console off", _no_console
     try:
-        return await start_embedded_console(
-            config.namesrv_addr, config.bind_address, config.console_port
-        )
+        return await console(config.namesrv_addr)
     except BaseException:
         try:
             await broker.stop()
@@ -337,6 +345,8 @@ def start(
     except ConfigError as exc:
         fail(str(exc))
 
+    console = _console_of(embedded.broker)
+
     async def start_all() -> Callable[[], Awaitable[None]]:
         namesrv_controller = NamesrvController(embedded.namesrv)
         broker_config = embedded.broker
@@ -357,8 +367,8 @@ def start(
             await namesrv_controller.stop()
             raise
         started_broker = broker_controller
-        console_text, stop_console = await _embedded_console(
-            broker_config, started_broker, namesrv_controller
+        console_text, stop_console = await _start_console(
+            console, broker_config, started_broker, namesrv_controller
         )
 
         async def stop_all() -> None:

@@ -15,32 +15,44 @@ from orbitmq.common.errors import ConfigError
 if TYPE_CHECKING:
     from orbitmq.console import ConsoleServer
 
+#: Starts the console over the given name servers: the ready line's text, how to stop it.
+ConsoleStarter = Callable[[str], Awaitable[tuple[str, Callable[[], Awaitable[None]]]]]
+
 #: What to install when the console's libraries (aiohttp, Jinja2) are missing.
 CONSOLE_EXTRA = "pip install 'orbitmq[console]'"
 
 
-def console_server(namesrv_addr: str, host: str, port: int) -> ConsoleServer:
-    """A console on ``host``:``port``; ConfigError when its libraries are not installed."""
+def console_class() -> type[ConsoleServer]:
+    """The console's server class; ConfigError when its libraries are not installed."""
     try:
         # Imported here: aiohttp and Jinja2 come with the console extra only.
         from orbitmq.console import ConsoleServer  # noqa: PLC0415
     except ImportError as exc:
         raise ConfigError(f"the console needs the console extra: {CONSOLE_EXTRA} ({exc})") from None
-    return ConsoleServer(namesrv_addr=namesrv_addr, host=host, port=port)
+    return ConsoleServer
 
 
-async def start_embedded_console(
-    namesrv_addr: str, host: str, port: int
-) -> tuple[str, Callable[[], Awaitable[None]]]:
-    """``orbitmq start``'s console: its address for the ready line (or why there is none)
-    and how to stop it. A missing extra is a warning, not a failed start."""
+def console_starter(host: str, port: int) -> ConsoleStarter:
+    """``orbitmq start``'s console, loaded before the servers start (its import takes a
+    moment the ready line should not wait for): given the name servers, it starts and gives
+    its address for the ready line (or why there is none) and how to stop it. A missing
+    extra is a warning, not a failed start."""
     try:
-        server = console_server(namesrv_addr, host, port)
+        server_class = console_class()
     except ConfigError as exc:
         warn(f"no console: {exc}")
-        return "console off (not installed)", _nothing
-    await server.start()
-    return f"console {server.url}", server.stop
+
+        async def off(namesrv_addr: str) -> tuple[str, Callable[[], Awaitable[None]]]:
+            return "console off (not installed)", _nothing
+
+        return off
+
+    async def start(namesrv_addr: str) -> tuple[str, Callable[[], Awaitable[None]]]:
+        server = server_class(namesrv_addr=namesrv_addr, host=host, port=port)
+        await server.start()
+        return f"console {server.url}", server.stop
+
+    return start
 
 
 async def _nothing() -> None:
@@ -78,7 +90,7 @@ def console(namesrv_addr: str, port: int, bind: str) -> None:
     if not 0 <= port < 65536:
         fail(f"--port: {port} is not a port (0..65535)")
     try:
-        server = console_server(namesrv_addr, bind, port)
+        server = console_class()(namesrv_addr=namesrv_addr, host=bind, port=port)
     except ConfigError as exc:
         fail(str(exc))
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+
+from orbitmq.client.trace import MessageTrace
 
 #: Bytes of a body shown as hex; the rest is counted, not shown.
 HEX_LIMIT = 4096
@@ -45,7 +46,7 @@ class TimelineBar:
     width_pct: float
 
 
-def timeline(trace: Any) -> list[TimelineBar]:
+def timeline(trace: MessageTrace) -> list[TimelineBar]:
     """The bars of a MessageTrace: Pub rows, then Sub rows, ordered by start time."""
     events: list[tuple[str, str, str, int, int, bool]] = [
         (
