@@ -205,6 +205,10 @@ def test_a_message_sent_from_python_is_found_by_key_with_detail_and_trace(
 
         eventually(traced, WAIT_S, 0.5, what="send and consume rows in the trace timeline")
         assert len(browser.find_elements(By.CSS_SELECTOR, "#trace .trace-bar")) >= 2
+        # Resent to the group's online consumer, which runs its listener on it again.
+        browser.find_element(By.ID, "resend-button").click()
+        wait_for(browser, "notice", "orders-cg / ")
+        assert text(browser, "notice").endswith("consumed it again: CR_SUCCESS")
         assert severe_logs(browser) == []
     finally:
         console.cluster.call(consumer.shutdown())
