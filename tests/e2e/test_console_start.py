@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
 from tests.eventually import eventually
-from tests.support import SMALL_STORE_CONF, start_orbitmq
+from tests.support import SMALL_STORE_CONF, run_orbitmq, start_orbitmq
 
 CONSOLE_READY = re.compile(r"OrbitMQ console ready on (\S+) \(name servers (\S+)\)$")
 
@@ -83,3 +84,21 @@ def test_console_refuses_a_bad_port_in_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert done.stderr.decode().strip() == "orbitmq: error: --port: 70000 is not a port (0..65535)"
+
+
+def test_a_console_port_in_use_fails_the_start_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "broker.conf"
+    config.write_text(SMALL_STORE_CONF)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_orbitmq(
+            "start",
+            *("-c", str(config), "--data-dir", str(tmp_path / "data")),
+            *("--namesrv-port", "0", "--listen-port", "0", "--console-port", str(port)),
+        )
+    assert done.returncode == 1, done.stdout
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("orbitmq: error: ") and "address already in use" in line
+    assert "ready" not in done.stdout
