@@ -176,6 +176,11 @@ def test_a_topic_created_in_the_page_appears(
     browser.get(console.url("/topics?filter=madein"))
     assert text(browser, "topics") == "Topic\nMadeInPage"
     assert "MadeInPage" in admin_call(console, "list_topics")
+    browser.get(console.url("/topics/MadeInPage"))
+    browser.find_element(By.ID, "delete-topic").click()
+    browser.switch_to.alert.accept()
+    wait_for(browser, "notice", "topic MadeInPage deleted")
+    assert "MadeInPage" not in admin_call(console, "list_topics")
 
 
 def test_a_message_sent_from_python_is_found_by_key_with_detail_and_trace(
@@ -189,6 +194,8 @@ def test_a_message_sent_from_python_is_found_by_key_with_detail_and_trace(
         browser.find_element(By.ID, "key-topic").send_keys("Orders")
         browser.find_element(By.ID, "key-key").send_keys("order-42")
         browser.find_element(By.ID, "search-key-button").click()
+        wait_for(browser, "found", msg_id)
+        browser.get(console.url("/messages?by=topic&topic=Orders"))  # stored in the last hour
         wait_for(browser, "found", msg_id)
         browser.find_element(By.LINK_TEXT, msg_id).click()
         wait_for(browser, "msg-id", msg_id)
@@ -233,6 +240,15 @@ def test_a_group_lag_goes_down_on_the_page_after_consuming(
         assert "Backlog" in text(browser, "subscriptions")
     finally:
         console.cluster.call(consumer.shutdown())
+    # Reset by time to before the first message: all ten are lag again.
+    form = browser.find_element(By.ID, "reset-offsets")
+    form.find_element(By.NAME, "topic").send_keys("Backlog")
+    browser.execute_script(
+        "arguments[0].value = '2000-01-01T00:00:00'", form.find_element(By.NAME, "time")
+    )
+    form.find_element(By.TAG_NAME, "button").click()
+    wait_for(browser, "notice", "reset 2 queues of Backlog")
+    assert text(browser, "total-lag") == "10"
 
 
 def test_a_dead_letter_is_resent_from_the_page(

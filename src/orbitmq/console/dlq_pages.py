@@ -21,9 +21,9 @@ async def dead_letters(request: web.Request) -> web.Response:
 
 
 async def resend(request: web.Request) -> web.Response:
-    fields = await form(request)
-    group = required(fields, "group")
-    ids = [v for k, v in (await request.post()).items() if k == "msg_id" and isinstance(v, str)]
+    posted = await request.post()
+    group = required(await form(request), "group")
+    ids = [v for v in posted.getall("msg_id", []) if isinstance(v, str)]
     results = await admin_of(request).resend_dead_letters(group, ids or None)
     summary = ", ".join(f"{r.msg_id}: {r.status.value}" for r in results) or "nothing to resend"
     raise redirect(f"/dlq?group={group}", f"resend: {summary}")

@@ -5,7 +5,7 @@ and subscriptions, reset by time, delete, the lag its chart polls) and the produ
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -26,7 +26,7 @@ class GroupRow:
     group: str
     lag: int = 0
     consume_tps: float = 0.0
-    topics: set[str] | None = None
+    topics: set[str] = field(default_factory=set)
 
 
 async def group_rows(admin: AdminClient) -> list[GroupRow]:
@@ -35,12 +35,11 @@ async def group_rows(admin: AdminClient) -> list[GroupRow]:
         stats_list = await admin.broker_consume_stats(addr)
         for entry in stats_list.consume_stats_list:
             for group, per_topic in entry.items():
-                row = rows.setdefault(group, GroupRow(group, topics=set()))
+                row = rows.setdefault(group, GroupRow(group))
                 for stats in per_topic:
                     row.lag += stats.total_diff()
                     row.consume_tps += stats.consume_tps
-                    if row.topics is not None:
-                        row.topics |= {mq.topic for mq in stats.offset_table}
+                    row.topics |= {mq.topic for mq in stats.offset_table}
     return [rows[g] for g in sorted(rows)]
 
 
