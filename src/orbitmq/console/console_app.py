@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Final
 
 from aiohttp import web
+from yarl import URL
 
 from orbitmq.client import AdminClient
 from orbitmq.common import OrbitError
@@ -66,9 +67,21 @@ async def error_page(request: web.Request, handler: Handler) -> web.StreamRespon
         return render(request, "error.html", {"message": message}, status=500)
 
 
+@web.middleware
+async def same_origin(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Changes (POST) only from the console's own pages: a form another site submits from
+    the operator's browser carries that site's Origin, and changes nothing. (Clients that
+    send no Origin, such as curl, are not browsers a page can drive.)"""
+    origin = request.headers.get("Origin")
+    if request.method != "GET" and origin is not None and URL(origin).raw_authority != request.host:
+        message = f"refused: a change from another origin ({origin}) than this console's"
+        return render(request, "error.html", {"message": message}, status=403)
+    return await handler(request)
+
+
 def console_app(admin: AdminClient) -> web.Application:
     """The console over ``admin``, a started AdminClient that the caller owns."""
-    app = web.Application(middlewares=[error_page])
+    app = web.Application(middlewares=[same_origin, error_page])
     app[ADMIN_KEY] = admin
     for method, path, handler in ROUTES:
         app.router.add_route(method, path, handler)
