@@ -5,7 +5,9 @@ from Python is found by key with its detail and trace, a group's lag falls on th
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -249,6 +251,10 @@ def test_a_group_lag_goes_down_on_the_page_after_consuming(
     form.find_element(By.TAG_NAME, "button").click()
     wait_for(browser, "notice", "reset 2 queues of Backlog")
     assert text(browser, "total-lag") == "10"
+    browser.find_element(By.ID, "delete-group").click()
+    browser.switch_to.alert.accept()
+    wait_for(browser, "notice", "consumer group backlog-cg deleted")
+    assert "backlog-cg" not in text(browser, "groups")
 
 
 def test_a_dead_letter_is_resent_from_the_page(
@@ -278,6 +284,11 @@ def test_a_dead_letter_is_resent_from_the_page(
     assert {m.unique_key for m in found} > {sent}
     browser.find_element(By.ID, "dlq-resend-button").click()
     wait_for(browser, "notice", ResendStatus.ALREADY_RESENT.value)
+    export_url = browser.find_element(By.ID, "dlq-export").get_attribute("href")
+    with urllib.request.urlopen(str(export_url), timeout=10) as response:
+        [line] = response.read().decode().splitlines()
+    exported = json.loads(line)
+    assert (exported["originalTopic"], exported["keys"]) == ("Payments", ["pay-1"])
 
 
 @pytest.mark.parametrize(

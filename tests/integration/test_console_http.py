@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
+from orbitmq.client import Producer
+from orbitmq.common import Message
 from orbitmq.console import ConsoleServer
 from orbitmq.testing import InProcessCluster
 
@@ -82,3 +84,25 @@ async def test_an_export_of_no_dead_letters_is_empty(console: ConsoleServer) -> 
         assert response.content_type == "application/x-ndjson"
         assert 'filename="dlq-quiet-cg.jsonl"' in response.headers["Content-Disposition"]
         assert await response.text() == ""
+
+
+async def test_producers_by_group_and_a_message_by_id(
+    console: ConsoleServer, cluster: InProcessCluster
+) -> None:
+    await console.admin.create_topic("Shipped", queue_nums=1)
+    async with Producer("shipping-pg", namesrv_addr=cluster.namesrv_addr) as producer:
+        sent = await producer.send(Message("Shipped", b"parcel"))
+        # The periodic heartbeat, now: it registers the producer at the broker it sent to.
+        await producer.instance.send_heartbeat_to_all_brokers()
+        async with aiohttp.ClientSession() as http:
+            url = console.url + "producers?group=shipping-pg&topic=Shipped"
+            async with http.get(url) as response:
+                page = await response.text()
+            assert response.status == 200, page
+            assert producer.instance.client_id in page
+            url = console.url + f"messages?by=id&topic=Shipped&msg_id={sent.msg_id}"
+            async with http.get(url) as response:
+                page = await response.text()
+    assert response.status == 200
+    assert response.url.path == f"/messages/Shipped/{sent.msg_id}"
+    assert '<pre id="body-text" class="tab">parcel</pre>' in page
