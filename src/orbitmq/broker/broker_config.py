@@ -102,6 +102,10 @@ class BrokerConfig:
     trace_topic_enable: bool = False
     msg_trace_topic_name: str = RMQ_SYS_TRACE_TOPIC
 
+    #: The web console ``orbitmq start`` serves beside the broker (not a RocketMQ key: its
+    #: dashboard is a separate application): its port, 0 any free port, -1 none.
+    console_port: int = 8080
+
     @property
     def namesrv_addresses(self) -> list[str]:
         """The name servers as a list (RocketMQ separates them with ';')."""
@@ -170,6 +174,8 @@ def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None
         raise ConfigError(
             f"metricsPromExporterPort: {broker.metrics_prom_exporter_port} is not a port (0..65535)"
         )
+    if not -1 <= broker.console_port < 65536:
+        raise ConfigError(f"consolePort: {broker.console_port} is not a port (0..65535, -1: off)")
     _check_role(broker, store)
     if broker.default_topic_queue_nums <= 0:
         raise ConfigError(f"defaultTopicQueueNums: {broker.default_topic_queue_nums} must be > 0")

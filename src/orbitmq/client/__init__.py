@@ -80,6 +80,7 @@ from orbitmq.client.queue_reader import (
     queue_offsets,
     read_queue_range,
 )
+from orbitmq.client.queue_scan import ScanRange, scan_messages
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from orbitmq.client.transaction_listener import TransactionListener
@@ -148,6 +149,7 @@ __all__ = [
     "RemoteBrokerOffsetStore",
     "ResendResult",
     "ResendStatus",
+    "ScanRange",
     "SendContext",
     "SendMessageHook",
     "SendResult",
@@ -169,6 +171,7 @@ __all__ = [
     "message_queue_key",
     "queue_offsets",
     "read_queue_range",
+    "scan_messages",
     "select_by_hash",
     "sql",
     "tag",

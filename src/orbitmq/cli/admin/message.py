@@ -13,10 +13,17 @@ from orbitmq.cli.admin.send_rt import CLI_PRODUCER_GROUP, summary, timed_sends
 from orbitmq.cli.admin.trace import query_msg_trace_by_id
 from orbitmq.cli.console import fail
 from orbitmq.cli.message_view import ROW_COLUMNS, message_record, message_row
-from orbitmq.cli.queue_scan import ScanRange, scan_messages
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import FORMS
-from orbitmq.client import AdminClient, MessageTrack, MQClientError, Producer, QueueReader
+from orbitmq.client import (
+    AdminClient,
+    MessageTrack,
+    MQClientError,
+    Producer,
+    QueueReader,
+    ScanRange,
+    scan_messages,
+)
 from orbitmq.common import SUB_ALL, Message, MessageExt, MessageQueue
 
 COMMANDS = CommandRegistry("Message")
