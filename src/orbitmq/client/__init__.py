@@ -1,5 +1,6 @@
 """The OrbitMQ client: producer, consumers, admin."""
 
+from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.admin_client import AdminClient, ConsumerProgress, QueueProgress, QueueStatus
 from orbitmq.client.allocate_strategy import (
@@ -90,6 +91,7 @@ __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
     "DEFAULT_NOT_AVAILABLE_DURATION_MS",
     "ISOLATION_LATENCY_MS",
+    "AclClientRPCHook",
     "AdminClient",
     "AllocateMachineRoomNearby",
     "AllocateMessageQueueAveragely",
@@ -153,6 +155,7 @@ __all__ = [
     "SendResult",
     "SendStatus",
     "SendTimeoutError",
+    "SessionCredentials",
     "ThreadLocalIndex",
     "TopicPublishInfo",
     "TrackType",
