@@ -1,5 +1,6 @@
 """The OrbitMQ client: producer, consumers, admin."""
 
+from orbitmq.client.acl_admin_api import PlainAccessConfig
 from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.admin_client import AdminClient, ConsumerProgress, QueueProgress, QueueStatus
@@ -135,6 +136,7 @@ __all__ = [
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
     "OffsetStore",
+    "PlainAccessConfig",
     "ProcessQueue",
     "Producer",
     "ProducerConfig",

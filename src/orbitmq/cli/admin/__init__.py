@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from orbitmq.cli.admin import broker, cluster, dlq, group, message, topic
+from orbitmq.cli.admin import acl, broker, cluster, dlq, group, message, topic
 from orbitmq.cli.admin.registry import CommandRegistry
 
 #: The sections in the order ``orbitmq admin --help`` lists them.
@@ -18,6 +18,7 @@ SECTIONS: tuple[CommandRegistry, ...] = (
     broker.COMMANDS,
     cluster.COMMANDS,
     dlq.COMMANDS,
+    acl.COMMANDS,
 )
 
 
