@@ -26,11 +26,15 @@ def _items(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(i.strip() for i in text.split(",") if i.strip())
 
 
+# -a/-s name the account edited (``account``, ``account_secret``): ``access_key`` and
+# ``secret_key`` are every command's own signing credentials (session_options).
 @COMMANDS.command("updateAclConfig")
 @_BROKER
 @_CLUSTER
-@click.option("-a", "--accessKey", "access_key", required=True, help="Longer than 6 characters.")
-@click.option("-s", "--secretKey", "secret_key", required=True, help="Longer than 6 characters.")
+@click.option("-a", "--accessKey", "account", required=True, help="Longer than 6 characters.")
+@click.option(
+    "-s", "--secretKey", "account_secret", required=True, help="Longer than 6 characters."
+)
 @click.option("-w", "--whiteRemoteAddress", "white", help="Admitted without a signature.")
 @click.option("-i", "--defaultTopicPerm", "default_topic_perm", help="DENY, PUB, SUB, PUB|SUB.")
 @click.option("-u", "--defaultGroupPerm", "default_group_perm", help="DENY, PUB, SUB, PUB|SUB.")
@@ -42,8 +46,8 @@ def update_acl_config(
     session: Session,
     broker_addr: str | None,
     cluster: str | None,
-    access_key: str,
-    secret_key: str,
+    account: str,
+    account_secret: str,
     white: str | None,
     default_topic_perm: str | None,
     default_group_perm: str | None,
@@ -54,8 +58,8 @@ def update_acl_config(
     """Add an account to the brokers' plain_acl.yml, or update its fields."""
     _target(broker_addr, cluster)
     config = PlainAccessConfig(
-        access_key,
-        secret_key,
+        account,
+        account_secret,
         white,
         admin,
         default_topic_perm,
@@ -66,23 +70,23 @@ def update_acl_config(
     addrs = session.admin(
         lambda a: a.update_acl_config(config, cluster=cluster, broker_addr=broker_addr)
     )
-    session.out.table(("brokerAddr", "accessKey"), [(addr, access_key) for addr in addrs])
+    session.out.table(("brokerAddr", "accessKey"), [(addr, account) for addr in addrs])
 
 
 @COMMANDS.command("deleteAclConfig")
 @_BROKER
 @_CLUSTER
-@click.option("-a", "--accessKey", "access_key", required=True, help="The account to delete.")
+@click.option("-a", "--accessKey", "account", required=True, help="The account to delete.")
 @session_options
 def delete_acl_config(
-    session: Session, broker_addr: str | None, cluster: str | None, access_key: str
+    session: Session, broker_addr: str | None, cluster: str | None, account: str
 ) -> None:
     """Delete an account from the ACL file that holds it."""
     _target(broker_addr, cluster)
     addrs = session.admin(
-        lambda a: a.delete_acl_config(access_key, cluster=cluster, broker_addr=broker_addr)
+        lambda a: a.delete_acl_config(account, cluster=cluster, broker_addr=broker_addr)
     )
-    session.out.table(("brokerAddr", "accessKey"), [(addr, access_key) for addr in addrs])
+    session.out.table(("brokerAddr", "accessKey"), [(addr, account) for addr in addrs])
 
 
 @COMMANDS.command("updateGlobalWhiteAddr")
