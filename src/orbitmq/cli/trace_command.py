@@ -99,6 +99,8 @@ def print_trace(trace: MessageTrace, trace_topic: str) -> None:
 @click.option("--maxNum", "max_num", type=click.IntRange(min=1), default=_MAX_NUM,
               show_default=True, help="Trace messages read at most.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.option("--access-key", envvar="ORBITMQ_ACCESS_KEY", help="Plain ACL access key.")
+@click.option("--secret-key", envvar="ORBITMQ_SECRET_KEY", help="Plain ACL secret key.")
 def query_msg_trace_by_id(
     namesrv_addr: str,
     msg_id: str,
@@ -107,6 +109,8 @@ def query_msg_trace_by_id(
     end_ms: int | None,
     max_num: int,
     as_json: bool,
+    access_key: str | None,
+    secret_key: str | None,
 ) -> None:
     """Show a message's trace: its sends and the consumes of each group."""
     # Imported here: the remoting package pulls in the event loop choice (uvloop) that only
@@ -114,7 +118,12 @@ def query_msg_trace_by_id(
     from orbitmq.remoting import run  # noqa: PLC0415
 
     async def query() -> MessageTrace:
-        config = ClientConfig(namesrv_addr=namesrv_addr, instance_name="orbitmq-cli")
+        config = ClientConfig(
+            namesrv_addr=namesrv_addr,
+            instance_name="orbitmq-cli",
+            access_key=access_key,
+            secret_key=secret_key,
+        )
         async with AdminClient(client_config=config) as admin:
             return await admin.query_msg_trace_by_id(
                 msg_id.strip(), trace_topic.strip(), max_num=max_num, begin_ms=begin_ms,

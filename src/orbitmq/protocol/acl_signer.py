@@ -41,9 +41,12 @@ def combine_request_content(
     ext_fields: Mapping[str, str], body: bytes, skipped: frozenset[str] = _CLIENT_SKIPPED
 ) -> bytes:
     """The signed bytes: the extField values but ``skipped`` in key order, then the body."""
-    values = "".join(
-        ext_fields[key] for key in sorted(ext_fields, key=_java_order) if key not in skipped
-    )
+    keys = sorted(ext_fields)
+    # Code point order is Java's for every key without characters beyond the BMP; ASCII
+    # keys (all of RocketMQ's) skip the re-sort.
+    if not all(map(str.isascii, keys)):
+        keys.sort(key=_java_order)
+    values = "".join([ext_fields[key] for key in keys if key not in skipped])
     return values.encode("utf-8") + body
 
 
