@@ -1,5 +1,6 @@
 """The OrbitMQ client: producer, consumers, admin."""
 
+from orbitmq.client.acl_admin import AclAdmin
 from orbitmq.client.acl_admin_api import PlainAccessConfig
 from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.admin_api import MQAdminAPI
@@ -92,6 +93,7 @@ __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
     "DEFAULT_NOT_AVAILABLE_DURATION_MS",
     "ISOLATION_LATENCY_MS",
+    "AclAdmin",
     "AclClientRPCHook",
     "AdminClient",
     "AllocateMachineRoomNearby",
