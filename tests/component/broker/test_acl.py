@@ -5,6 +5,11 @@ file."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import hmac
+import json
+import struct
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +21,7 @@ from orbitmq.broker import BrokerController
 from orbitmq.client import AclClientRPCHook, PlainAccessConfig, SessionCredentials
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.errors import MQBrokerError
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode, decode_command
 from orbitmq.remoting import RemotingClient
 from tests.component.broker.conftest import BrokerFactory, send, send_header, send_request
 from tests.eventually import eventually_async
@@ -205,3 +210,60 @@ async def test_a_changed_file_takes_effect_within_10_s(
         await eventually_async(refused_again, timeout_s=10.0, interval_s=0.2)
     finally:
         await newcomer.close()
+
+
+def java_frame(code: int, fields: dict[str, str], body: bytes, secret_key: str) -> bytes:
+    """A request as RocketMQ's Java client writes it after AclClientRPCHook: the signature
+    made here by the documented algorithm (HMAC-SHA1 over the extField values sorted by key,
+    then the body; Base64), the JSON header as fastjson lays it out."""
+    content = "".join(fields[key] for key in sorted(fields)).encode() + body
+    signature = base64.b64encode(hmac.new(secret_key.encode(), content, "sha1").digest())
+    header = json.dumps(
+        {
+            "code": code,
+            "extFields": {**fields, "Signature": signature.decode()},
+            "flag": 0,
+            "language": "JAVA",
+            "opaque": 7,
+            "serializeTypeCurrentRPC": "JSON",
+            "version": 409,
+        },
+        separators=(",", ":"),
+    ).encode()
+    return struct.pack(">ii", 4 + len(header) + len(body), len(header)) + header + body
+
+
+async def exchange(address: str, frame: bytes) -> RemotingCommand:
+    host, port = address.rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(frame)
+        length = struct.unpack(">i", await reader.readexactly(4))[0]
+        return decode_command(await reader.readexactly(length))
+    finally:
+        writer.close()
+
+
+async def test_a_request_signed_as_the_java_client_signs_it_over_a_raw_socket(
+    acl_broker: BrokerController,
+) -> None:
+    fields = {
+        "AccessKey": "RocketMQ", "a": "PID_JAVA", "b": "TopicJava", "c": "TBW102", "d": "4",
+        "e": "0", "f": "0", "g": "1700000000000", "h": "0", "i": "WAIT\x01true\x02",
+        "j": "0", "k": "false", "m": "false",
+    }  # fmt: skip
+    response = await exchange(
+        acl_broker.address,
+        java_frame(RequestCode.SEND_MESSAGE_V2, fields, b"from java", "12345678"),
+    )
+    assert (response.code, response.opaque) == (ResponseCode.SUCCESS, 7), response.remark
+    # The same frame with the body changed on the way: the signature no longer matches.
+    tampered = java_frame(RequestCode.SEND_MESSAGE_V2, fields, b"from java", "12345678")
+    tampered = tampered[: -len(b"from java")] + b"from evil"
+    refused = await exchange(acl_broker.address, tampered)
+    assert refused.code == ResponseCode.SYSTEM_ERROR
+    assert refused.remark == (
+        "org.apache.rocketmq.acl.common.AclException: Check signature failed for "
+        "accessKey=RocketMQ, org.apache.rocketmq.acl.plain.PlainPermissionManager.validate("
+        "PlainPermissionManager.java:684)"
+    )
