@@ -106,7 +106,9 @@ def build_account(
     account: Mapping[str, Any], path: Path
 ) -> tuple[PlainAccessResource, RemoteAddressStrategy]:
     """One account's rights (``buildPlainAccessResource``) and its white address strategy."""
-    access_key, secret_key = account.get("accessKey"), account.get("secretKey")
+    # YAML reads an unquoted `secretKey: 12345678` (RocketMQ's own example) as a number.
+    access_key = _optional_text(account.get("accessKey"))
+    secret_key = _optional_text(account.get("secretKey"))
     check_keys(access_key, secret_key)
     assert isinstance(access_key, str) and isinstance(secret_key, str)
     white = account.get("whiteRemoteAddress")

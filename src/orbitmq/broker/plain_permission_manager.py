@@ -305,5 +305,8 @@ class PlainPermissionManager:
                 if key in seen:
                     continue
                 seen.add(key)
-                configs.append({name: account.get(name) for name in ACCOUNT_FIELDS})
+                config = {name: account.get(name) for name in ACCOUNT_FIELDS}
+                for name in ("accessKey", "secretKey"):
+                    config[name] = None if config[name] is None else str(config[name])
+                configs.append(config)
         return {"globalWhiteAddrs": white, "plainAccessConfigs": configs}

@@ -22,7 +22,7 @@ globalWhiteRemoteAddresses:
   - 10.10.103.*
 accounts:
   - accessKey: RocketMQ
-    secretKey: "12345678"
+    secretKey: 12345678  # unquoted, as in RocketMQ's example: YAML reads a number
     whiteRemoteAddress:
     admin: false
     defaultTopicPerm: DENY
