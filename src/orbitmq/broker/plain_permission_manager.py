@@ -87,7 +87,7 @@ class PlainPermissionManager:
         self.default_acl_file = home / acl_file
         self.watch_interval_s = watch_interval_s
         self._tables = _AclTables()
-        self._mtimes: dict[Path, int] = {}
+        self._mtimes: dict[Path, tuple[int, int]] = {}
         self._watch_task: asyncio.Task[None] | None = None
         self._edit_lock = asyncio.Lock()
 
@@ -124,7 +124,10 @@ class PlainPermissionManager:
             for account in data.get(ACCOUNTS) or []:
                 if not isinstance(account, dict):
                     raise ConfigError(f"plain ACL file {path}: an account is not a mapping")
-                owned, white = build_account(account, path)
+                try:
+                    owned, white = build_account(account, path)
+                except ConfigError as exc:
+                    raise ConfigError(f"plain ACL file {path}: {exc}") from exc
                 assert owned.access_key is not None
                 if owned.access_key in tables.accounts:
                     log.warning("plain ACL: accessKey %s is repeated in %s", owned.access_key, path)
@@ -141,13 +144,16 @@ class PlainPermissionManager:
         )
 
     @staticmethod
-    def _modification_times(files: list[Path]) -> dict[Path, int]:
+    def _modification_times(files: list[Path]) -> dict[Path, tuple[int, int]]:
+        # The size too: a file rewritten within the file system's timestamp granularity
+        # keeps its modification time.
         times = {}
         for path in files:
             try:
-                times[path] = path.stat().st_mtime_ns
+                stat = path.stat()
+                times[path] = (stat.st_mtime_ns, stat.st_size)
             except FileNotFoundError:
-                times[path] = -1
+                times[path] = (-1, -1)
         return times
 
     def check_files(self) -> bool:

@@ -233,3 +233,17 @@ def test_bad_address_patterns_are_named(pattern: str) -> None:
 )
 def test_permission_bits(needed: Permission, owned: Permission, allowed: bool) -> None:
     assert check_permission(needed, owned) is allowed
+
+
+def test_a_bad_file_is_named_at_load_and_keeps_the_old_rules_on_reload(tmp_path: Path) -> None:
+    acl_file = tmp_path / "conf" / "plain_acl.yml"
+    acl_file.parent.mkdir()
+    acl_file.write_text("accounts:\n  - accessKey: short\n")
+    with pytest.raises(ConfigError, match=f"plain ACL file {acl_file}: The accessKey=short"):
+        PlainPermissionManager(tmp_path).load()
+    acl_file.write_text(PLAIN_ACL_YML)
+    manager = PlainPermissionManager(tmp_path)
+    manager.load()
+    acl_file.write_text("accounts: [unclosed\n")
+    assert manager.check_files() is False  # reported, not loaded
+    PlainAccessValidator(manager).do_before_request(PEER, send("topicB"))
