@@ -1,7 +1,8 @@
 """``PlainPermissionManager``: the broker's plain ACL (RocketMQ 4.9.8's class of that name):
 the accounts and white addresses of ``$ROCKETMQ_HOME/conf/plain_acl.yml`` and every
 ``conf/acl/**/*.yml``, the check of each request, the admin edits, and the watch that reloads
-the files when their modification times change (every 5 s, RocketMQ's AclFileWatchService).
+the files when their modification times (or sizes) change (every 5 s, RocketMQ's
+AclFileWatchService).
 """
 
 from __future__ import annotations
