@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from orbitmq.broker.admin_acl_processor import AdminAclProcessor
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_group_processor import AdminGroupProcessor
 from orbitmq.broker.admin_runtime_processor import AdminRuntimeProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
+from orbitmq.broker.broker_acl import BrokerAcl
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_configuration import BrokerConfiguration
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
@@ -116,6 +118,7 @@ class BrokerController(AsyncLifetime):
             self.registrations,
             channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
         )
+        self.acl.install(self.remoting_server.table, self.fast_remoting_server.table)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
         self.fast_remoting_server.add_listener(self.client_housekeeping)
@@ -317,11 +320,8 @@ class BrokerController(AsyncLifetime):
 
     def _build_admin_processors(self) -> None:
         """The admin requests' processors."""
-        broker_config, store_config, store = (
-            self.broker_config,
-            self.store_config,
-            self.message_store,
-        )
+        broker_config, store = self.broker_config, self.message_store
+        store_config = self.store_config
         # Admin requests and the orderly-consumption queue locks (RocketMQ's
         # AdminBrokerProcessor on its adminBrokerExecutor).
         self.admin_broker_processor = AdminBrokerProcessor(
@@ -353,6 +353,7 @@ class BrokerController(AsyncLifetime):
             broker_role=store_config.broker_role,
         )
         self._build_admin_runtime_processor()
+        self.acl = BrokerAcl(broker_config, lambda: self.address)
 
     def _build_admin_runtime_processor(self) -> None:
         """Config, runtime info, stats and consume-queue requests. The executors are
@@ -389,12 +390,12 @@ class BrokerController(AsyncLifetime):
         send = RequestExecutor(
             "SendMessageExecutor",
             config.send_thread_pool_queue_capacity,
-            max_wait_ms=lambda: _fast_failure_wait_ms(config, config.wait_time_mills_in_send_queue),
+            max_wait_ms=lambda: config.fast_failure_wait_ms(config.wait_time_mills_in_send_queue),
         )
         pull = RequestExecutor(
             "PullMessageExecutor",
             config.pull_thread_pool_queue_capacity,
-            max_wait_ms=lambda: _fast_failure_wait_ms(config, config.wait_time_mills_in_pull_queue),
+            max_wait_ms=lambda: config.fast_failure_wait_ms(config.wait_time_mills_in_pull_queue),
         )
         query = RequestExecutor("QueryMessageExecutor", config.query_thread_pool_queue_capacity)
         # RocketMQ gives heartbeats and consumer management their own pools.
@@ -418,6 +419,7 @@ class BrokerController(AsyncLifetime):
             (self.admin_stats_processor, AdminStatsProcessor.REQUEST_CODES, admin),
             (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
             (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
+            (self.acl.admin_processor, AdminAclProcessor.REQUEST_CODES, admin),
         ]
         return [
             (code, processor, executor)
@@ -496,12 +498,14 @@ class BrokerController(AsyncLifetime):
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
+            await self.acl.start()
             await self.remoting_server.start()
             await self.fast_remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
             self.metrics_manager.start()
         except BaseException:
+            await self.acl.stop()
             await self.metrics_manager.stop()
             await self._stop_transactional_message_check_service()
             await self.unbind()
@@ -562,6 +566,7 @@ class BrokerController(AsyncLifetime):
         await self.broker_stats_manager.stop()
         await self.store_stats_service.stop()
         await self.unbind()
+        await self.acl.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
@@ -592,9 +597,3 @@ class BrokerController(AsyncLifetime):
             lambda: asyncio.to_thread(self.consumer_offset_manager.persist),
             "persist consumer offsets",
         )
-
-
-def _fast_failure_wait_ms(config: BrokerConfig, wait_ms: int) -> int | None:
-    """How long a request may wait in its queue: ``wait_ms`` with brokerFastFailureEnable,
-    else without limit (read per request, so a changed config takes effect at once)."""
-    return wait_ms if config.broker_fast_failure_enable else None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config, warn_inert_keys
+from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
@@ -132,7 +132,6 @@ def broker(
         startup = load_broker_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
-    warn_inert_keys(startup.keys)
     broker_config, store_config = startup.broker, startup.store
     if listen_port is not None:
         broker_config.listen_port = listen_port
@@ -145,9 +144,10 @@ def broker(
         controller = BrokerController(broker_config, store_config, config_path=config_path)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
-        _warn_if_exposed(
-            broker_config.bind_address, f"ports {controller.port} and {controller.fast_port}"
-        )
+        if not broker_config.acl_enable:
+            _warn_if_exposed(
+                broker_config.bind_address, f"ports {controller.port} and {controller.fast_port}"
+            )
         say(
             f"OrbitMQ broker ready: {controller.address} "
             f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
@@ -196,7 +196,6 @@ def embedded_config(
     key in the file wins over the defaults), under the command-line options."""
     startup = load_broker_config(config_path, environ={})
     keys = startup.keys
-    warn_inert_keys(keys)
     broker_config, store_config = startup.broker, startup.store
     if "brokerName" not in keys:
         broker_config.broker_name = DEFAULT_BROKER_NAME

@@ -1,7 +1,9 @@
 """What every operator command (``orbitmq admin ...``, ``send``, ``consume``, ``query``)
 shares: the name server option (``-n``, or ``NAMESRV_ADDR`` from the environment, as
-mqadmin), ``--json``, reading times, and running the command's client work on an event loop
-with every expected failure turned into one line on stderr and exit status 1."""
+mqadmin), ``--json``, the plain ACL credentials (``--access-key`` / ``--secret-key``, or
+ORBITMQ_ACCESS_KEY / ORBITMQ_SECRET_KEY), reading times, and running the command's client
+work on an event loop with every expected failure turned into one line on stderr and exit
+status 1."""
 
 from __future__ import annotations
 
@@ -34,13 +36,18 @@ class Session:
 
     namesrv_addr: str
     out: Output
+    #: Plain ACL credentials: with both, every request is signed (a broker with aclEnable).
+    access_key: str | None = None
+    secret_key: str | None = None
 
     def client_config(self, timeout_ms: int | None = None) -> ClientConfig:
         """The clients' settings: this session's name servers and, when given, the timeout
         of each request (mqadmin's ``-t timeoutMillis`` where a command has one)."""
         # The default instance name (pid and a counter): a client id of its own each run,
         # as mqadmin's tools take the current time.
-        config = ClientConfig(namesrv_addr=self.namesrv_addr)
+        config = ClientConfig(
+            namesrv_addr=self.namesrv_addr, access_key=self.access_key, secret_key=self.secret_key
+        )
         if timeout_ms is not None:
             config.mq_client_api_timeout_s = timeout_ms / 1000
         return config
@@ -81,8 +88,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def session_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Adds ``-n/--namesrvAddr`` and ``--json`` to a command, which receives a ``Session``
-    as its first argument instead."""
+    """Adds ``-n/--namesrvAddr``, ``--json`` and the ACL credentials to a command, which
+    receives a ``Session`` as its first argument instead."""
 
     @click.option(
         "-n",
@@ -95,8 +102,26 @@ def session_options(command: Callable[..., None]) -> Callable[..., None]:
         help="Name server address(es); NAMESRV_ADDR is read when -n is not given.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
+    @click.option(
+        "--access-key",
+        envvar="ORBITMQ_ACCESS_KEY",
+        help="Plain ACL access key (aclEnable brokers); ORBITMQ_ACCESS_KEY when not given.",
+    )
+    @click.option(
+        "--secret-key",
+        envvar="ORBITMQ_SECRET_KEY",
+        help="Plain ACL secret key; ORBITMQ_SECRET_KEY when not given.",
+    )
     @functools.wraps(command)
-    def with_session(*args: Any, namesrv_addr: str, as_json: bool, **kwargs: Any) -> None:
-        command(Session(namesrv_addr, Output(as_json=as_json)), *args, **kwargs)
+    def with_session(
+        *args: Any,
+        namesrv_addr: str,
+        as_json: bool,
+        access_key: str | None,
+        secret_key: str | None,
+        **kwargs: Any,
+    ) -> None:
+        session = Session(namesrv_addr, Output(as_json=as_json), access_key, secret_key)
+        command(session, *args, **kwargs)
 
     return with_session

@@ -1,5 +1,8 @@
 """The OrbitMQ client: producer, consumers, admin."""
 
+from orbitmq.client.acl_admin import AclAdmin
+from orbitmq.client.acl_admin_api import PlainAccessConfig
+from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.admin_client import AdminClient, ConsumerProgress, QueueProgress, QueueStatus
 from orbitmq.client.allocate_strategy import (
@@ -91,6 +94,8 @@ __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
     "DEFAULT_NOT_AVAILABLE_DURATION_MS",
     "ISOLATION_LATENCY_MS",
+    "AclAdmin",
+    "AclClientRPCHook",
     "AdminClient",
     "AllocateMachineRoomNearby",
     "AllocateMessageQueueAveragely",
@@ -134,6 +139,7 @@ __all__ = [
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
     "OffsetStore",
+    "PlainAccessConfig",
     "ProcessQueue",
     "Producer",
     "ProducerConfig",
@@ -155,6 +161,7 @@ __all__ = [
     "SendResult",
     "SendStatus",
     "SendTimeoutError",
+    "SessionCredentials",
     "ThreadLocalIndex",
     "TopicPublishInfo",
     "TrackType",

@@ -14,6 +14,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.client_admin_processor import ClientAdminProcessor
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
 from orbitmq.client.find_broker import FindBrokerResult, find_broker_address_in_admin
@@ -81,6 +82,11 @@ class ClientConfig:
     persist_consumer_offset_interval_s: float = 5.0
     mq_client_api_timeout_s: float = 3.0
     unit_name: str | None = None
+    #: Plain ACL credentials (a broker with aclEnable=true): with an access key and a secret
+    #: key every request is signed as RocketMQ's AclClientRPCHook signs it.
+    access_key: str | None = None
+    secret_key: str | None = None
+    security_token: str | None = None
 
     @property
     def client_id(self) -> str:
@@ -91,6 +97,14 @@ class ClientConfig:
     @property
     def namesrv_addresses(self) -> list[str]:
         return [a.strip() for a in self.namesrv_addr.split(";") if a.strip()]
+
+    def rpc_hook(self) -> AclClientRPCHook | None:
+        """The signing hook for these credentials; None without both keys."""
+        if not (self.access_key and self.secret_key):
+            return None
+        return AclClientRPCHook(
+            SessionCredentials(self.access_key, self.secret_key, self.security_token)
+        )
 
 
 def client_config_for(namesrv_addr: str | None, client_config: ClientConfig | None) -> ClientConfig:
@@ -142,7 +156,7 @@ class MQClientInstance:
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
         self.client_id = config.client_id
-        self.remoting = RemotingClient()
+        self.remoting = RemotingClient(rpc_hook=config.rpc_hook())
         self.api = MQClientAPI(self.remoting)
         self.routes: dict[str, TopicRouteData] = {}
         self.publish_info: dict[str, TopicPublishInfo] = {}

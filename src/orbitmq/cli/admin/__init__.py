@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from orbitmq.cli.admin import broker, cluster, dlq, group, message, namesrv, topic
+from orbitmq.cli.admin import acl, broker, cluster, dlq, group, message, namesrv, topic
 from orbitmq.cli.admin.registry import CommandRegistry
 
 #: The sections in the order ``orbitmq admin --help`` lists them.
@@ -19,6 +19,7 @@ SECTIONS: tuple[CommandRegistry, ...] = (
     cluster.COMMANDS,
     namesrv.COMMANDS,
     dlq.COMMANDS,
+    acl.COMMANDS,
 )
 
 
