@@ -11,7 +11,7 @@ parts (topic, TAGS, KEYS, UNIQ_KEY) are picked out record by record, straight fr
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -73,6 +73,11 @@ class DispatchBatch:
     #: Raw KEYS values (space-separated keys), None when absent.
     keys: list[bytes | None]
     uniq_keys: list[bytes | None]
+    #: ``queue_rows``' answer once asked: the consume-queue dispatcher and the arrival
+    #: notice both want it, and the columns do not change after parsing.
+    _queue_rows: dict[tuple[str, int], list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __len__(self) -> int:
         return len(self.topics)
@@ -82,6 +87,37 @@ class DispatchBatch:
         # One bit tells them apart: prepared (01) and rolled back (11) have the low bit of the
         # transaction type set, plain (00) and committed (10) do not.
         return [not flags & sf.TRANSACTION_PREPARED_TYPE for flags in self.sys_flags]
+
+    def queue_rows(self) -> dict[tuple[str, int], list[int]]:
+        """The rows of the visible records of each (topic, queue id), in log order; queues
+        in the order of their first visible record. Worked out once per batch."""
+        rows = self._queue_rows
+        if rows is None:
+            rows = self._queue_rows = _group_rows(self.topics, self.queue_ids, self.sys_flags)
+        return rows
+
+
+def _group_rows(
+    topics: list[str], queue_ids: list[int], sys_flags: list[int]
+) -> dict[tuple[str, int], list[int]]:
+    """Row numbers by (topic, queue id), skipping prepared and rolled-back records."""
+    rows: dict[tuple[str, int], list[int]] = {}
+    get = rows.get
+    # Most rounds have no transaction half: one test over the round's few distinct flag
+    # values then spares the per-record loop a test.
+    if any(flags & sf.TRANSACTION_PREPARED_TYPE for flags in set(sys_flags)):
+        keys = zip(topics, queue_ids, strict=True)
+        for row, (key, flags) in enumerate(zip(keys, sys_flags, strict=True)):
+            if not flags & sf.TRANSACTION_PREPARED_TYPE:
+                rows.setdefault(key, []).append(row)
+        return rows
+    for row, key in enumerate(zip(topics, queue_ids, strict=True)):
+        group = get(key)
+        if group is None:
+            rows[key] = [row]
+        else:
+            group.append(row)
+    return rows
 
 
 @dataclass(slots=True)
