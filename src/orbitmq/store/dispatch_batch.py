@@ -11,6 +11,7 @@ parts (topic, TAGS, KEYS, UNIQ_KEY) are picked out record by record, straight fr
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -56,6 +57,7 @@ _topics: dict[bytes, str] = {}
 @dataclass(slots=True)
 class DispatchBatch:
     """Consecutive valid records, one entry per record in every column, in log order.
+    Used by the thread that parsed it (its grouping by queue is cached unlocked).
 
     Columns are lists, not arrays: most rounds hold a few records, and every numpy call
     on a tiny array costs more than the Python loop it would replace."""
@@ -93,25 +95,25 @@ class DispatchBatch:
         in the order of their first visible record. Worked out once per batch."""
         rows = self._queue_rows
         if rows is None:
-            rows = self._queue_rows = _group_rows(self.topics, self.queue_ids, self.sys_flags)
+            keys = zip(self.topics, self.queue_ids, strict=True)
+            # Most rounds hold no transaction half: a look at the round's few distinct flag
+            # values spares the per-record loop the visibility test.
+            if any(flags & sf.TRANSACTION_PREPARED_TYPE for flags in set(self.sys_flags)):
+                rows = {}
+                for row, (key, seen) in enumerate(zip(keys, self.visible(), strict=True)):
+                    if seen:
+                        rows.setdefault(key, []).append(row)
+            else:
+                rows = _group_rows(keys)
+            self._queue_rows = rows
         return rows
 
 
-def _group_rows(
-    topics: list[str], queue_ids: list[int], sys_flags: list[int]
-) -> dict[tuple[str, int], list[int]]:
-    """Row numbers by (topic, queue id), skipping prepared and rolled-back records."""
+def _group_rows(keys: Iterator[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+    """Row numbers by key (the hot loop: one dict lookup and one append a record)."""
     rows: dict[tuple[str, int], list[int]] = {}
     get = rows.get
-    # Most rounds have no transaction half: one test over the round's few distinct flag
-    # values then spares the per-record loop a test.
-    if any(flags & sf.TRANSACTION_PREPARED_TYPE for flags in set(sys_flags)):
-        keys = zip(topics, queue_ids, strict=True)
-        for row, (key, flags) in enumerate(zip(keys, sys_flags, strict=True)):
-            if not flags & sf.TRANSACTION_PREPARED_TYPE:
-                rows.setdefault(key, []).append(row)
-        return rows
-    for row, key in enumerate(zip(topics, queue_ids, strict=True)):
+    for row, key in enumerate(keys):
         group = get(key)
         if group is None:
             rows[key] = [row]
