@@ -3,7 +3,8 @@ and broker. A shutdown commits only the queues the consumer holds, at the offset
 them, so it never moves the group back; a committed 0 is a real offset, so a group reset to 0
 while no consumer is online is read again from the start (CONSUME_FROM_LAST_OFFSET goes to
 the end only for a queue the group has no offset on). The only "consumer offset moved back"
-warnings the broker logs are those of the reset's own commits (offset=0 stored=5)."""
+warnings the broker logs are those of the reset's own commits (offset=0 stored=5). A reset
+while a lite pull consumer is online moves nothing, as with RocketMQ: the client says so."""
 
 from __future__ import annotations
 
@@ -157,3 +158,30 @@ async def test_a_push_consumer_reads_a_group_reset_to_zero_again_and_never_moves
     # Its shutdown commits where it got to: the end of every queue, never below.
     assert broker_offsets(cluster, "push-again-cg") == {q: 5 for q in range(4)}
     assert len(moved_back(caplog)) == 4  # the reset's alone
+
+
+async def test_a_lite_pull_consumer_online_during_a_reset_keeps_its_offsets_and_says_so(
+    cluster: InProcessCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The other order: a reset while a subscribed lite pull consumer is online. As with
+    # RocketMQ, the broker leaves an online group's offsets to its consumers and only a push
+    # consumer follows the reset: nothing moves, and the client now says why.
+    caplog.set_level(logging.WARNING, logger="orbitmq")
+    await produce(cluster, TOPIC, SENT)
+    await consume_all_and_commit(cluster, "online-cg")
+
+    def ignored() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "[reset-offset]" in r.getMessage()]
+
+    online = lite(cluster, "online-cg")
+    online.subscribe(TOPIC)
+    async with online:
+        await eventually_async(lambda: all_start_offsets_read(online), WAIT_S)
+        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+            moved = await admin.reset_offset_by_timestamp("online-cg", TOPIC, 0)
+        assert moved == {queue(q): 0 for q in range(4)}  # what the reset asked for
+        [warning] = await eventually_async(ignored, WAIT_S)
+        assert "online-cg" in warning and "stop the group's lite pull consumers" in warning
+        assert await online.poll(timeout_s=0.2) == []
+    assert broker_offsets(cluster, "online-cg") == {q: 5 for q in range(4)}
+    assert moved_back(caplog) == []
