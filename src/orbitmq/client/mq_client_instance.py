@@ -517,6 +517,16 @@ class _ClientRemotingProcessor(CodeDispatchingProcessor):
             task = asyncio.create_task(consumer.reset_offset(header.topic, offsets))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif consumer is not None:
+            # As RocketMQ's client, only a push consumer follows a reset; a lite pull
+            # consumer owns its offsets and commits them again. The broker changed nothing
+            # either (it leaves online groups to their consumers): say why nothing moved.
+            log.warning(
+                "[reset-offset] reset of %s in %s ignored: only a push consumer follows it; "
+                "stop the group's lite pull consumers, then reset",
+                header.group,
+                header.topic,
+            )
         return _success(request)
 
     async def _check_transaction_state(
