@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 LINT_DIRS := $(wildcard src tests benchmarks)
 
 .DEFAULT_GOAL := test
-.PHONY: test unit fault run bench fmt clean java-runtime
+.PHONY: test unit fault run bench fmt clean java-runtime browser-runtime
 
 # $(call install,PIP_TARGET,STAMPS): pip install PIP_TARGET into the venv, then touch STAMPS.
 # Two makes started at once in a fresh clone (two `make run`, or `make run` beside `make test`)
@@ -42,12 +42,13 @@ define install
 	touch $(2)
 endef
 
-# Re-install whenever the dependencies, their pins or tool settings change.
+# Re-install whenever the dependencies, their pins or tool settings change. `make run` serves
+# the web console too, so its extra is part of the run install.
 $(RUN_STAMP): pyproject.toml $(CONSTRAINTS)
-	$(call install,.,$@)
+	$(call install,.[console],$@)
 
 # (A variable, because a comma in $(call)'s arguments would split them.)
-FULL_INSTALL := .[dev,spark]
+FULL_INSTALL := .[dev,spark,console]
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(call install,$(FULL_INSTALL),$@ $(RUN_STAMP))
 
@@ -59,10 +60,18 @@ java-runtime:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq openjdk-17-jre-headless; \
 	fi
 
+# The console's browser tests (tests/browser) drive Debian's headless Chromium through
+# Debian's chromedriver, at their Debian paths: selenium downloads nothing.
+browser-runtime:
+	@if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ]; then \
+		echo "make: no Chromium for the console's browser tests: installing chromium, chromium-driver"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; \
+	fi
+
 # The same checks CI runs (.ci/run); make stops at the first that fails. mypy covers src/ and
-# tests/ ([tool.mypy] files); pytest runs every test but the fault ones (slow, compat and
-# spark included).
-test: $(STAMP) java-runtime
+# tests/ ([tool.mypy] files); pytest runs every test but the fault ones (slow, compat, spark
+# and browser included).
+test: $(STAMP) java-runtime browser-runtime
 	$(VPY) -m ruff format --check $(LINT_DIRS)
 	$(VPY) -m ruff check $(LINT_DIRS)
 	$(VPY) -m mypy
@@ -75,7 +84,7 @@ test: $(STAMP) java-runtime
 # each (no slow, compat, spark or fault tests; no Spark, so no Java), about 35 s of CPU time:
 # under a minute on a 2-core machine that is not busy with other work. `make test` runs all
 # of these and the rest.
-UNIT_MARKERS := not slow and not compat and not spark and not fault
+UNIT_MARKERS := not slow and not compat and not spark and not browser and not fault
 unit: $(STAMP)
 	$(VPY) -m ruff format --check $(LINT_DIRS)
 	$(VPY) -m ruff check $(LINT_DIRS)

@@ -83,6 +83,8 @@ class _OrbitMQServer(srv.Server):
                 f"flushDiskType={self.flush_disk_type}\n"
                 "maxTransferCountOnMessageInMemory=512\n"
                 "maxTransferBytesOnMessageInMemory=1048576\n"
+                # No web console: not part of what is measured, and 8080 may be taken.
+                "consolePort=-1\n"
             )
         store = os.path.join(self.data_dir, "store")
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -90,7 +90,7 @@ class Broker:
         )
         conf.write_text(
             "brokerClusterName=DefaultCluster\nbrokerName=broker-a\nbrokerId=0\n"
-            f"brokerIP1=127.0.0.1\n{limits}"
+            f"brokerIP1=127.0.0.1\nconsolePort=-1\n{limits}"
         )
         argv = [sys.executable, "-m", "orbitmq.cli", "--log-level", "WARNING", "start"]
         argv += ["-c", str(conf), "--data-dir", str(root / "store")]

@@ -17,7 +17,7 @@ StoreFactory = Callable[..., MessageStore]
 
 TESTS_DIR = Path(__file__).resolve().parent
 #: Layers marked by directory, so that no test in them can forget its marker.
-DIRECTORY_MARKERS = ("compat", "spark")
+DIRECTORY_MARKERS = ("compat", "spark", "browser")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker

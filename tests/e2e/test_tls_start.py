@@ -1,27 +1,34 @@
 """TLS from the command line, in real processes: ``orbitmq start`` with tls.server.mode=
-enforcing in its broker.conf (the broker registers with its name server over TLS too:
-tls.enable), ``orbitmq send`` / ``consume`` with ``--tls`` and a tls.properties, and a plain
-command refused with one clear line while the server logs why."""
+enforcing in its broker.conf (the broker registers with its name server over TLS too, and
+its console reads the cluster over TLS: tls.enable), ``orbitmq send`` / ``consume`` /
+``console`` with ``--tls`` and a tls.properties, and a plain command refused with one clear
+line while the server logs why."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.eventually import eventually
 from tests.support import SMALL_STORE_CONF, run_orbitmq, start_orbitmq
 from tests.tls_certs import make_pki
 
 pytestmark = pytest.mark.timeout(90)
 
+CONSOLE_READY = re.compile(r"OrbitMQ console ready on (\S+) \(name servers (\S+)\)$")
+
 
 @pytest.fixture
-def enforcing_start(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+def enforcing_start(tmp_path: Path) -> Iterator[tuple[str, Path, Path, str]]:
     """A running ``orbitmq start`` in enforcing mode: (name server address, the client's
-    tls.properties, the server's log file)."""
+    tls.properties, the server's log file, its console's URL)."""
     pki = make_pki(tmp_path)
     server_keys = {**pki.server_properties("enforcing"), **pki.client_properties()}
     config = tmp_path / "broker.conf"
@@ -30,7 +37,7 @@ def enforcing_start(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
     client_file.write_text("".join(f"{k}={v}\n" for k, v in pki.client_properties().items()))
     process, ready = start_orbitmq(tmp_path / "data", tmp_path / "start", config)
     try:
-        yield ready[1], client_file, tmp_path / "start.err"
+        yield ready[1], client_file, tmp_path / "start.err", ready[6]
     finally:
         process.terminate()
         try:
@@ -40,10 +47,15 @@ def enforcing_start(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
             process.wait()
 
 
+def get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.read().decode())
+
+
 def test_send_and_consume_over_tls_and_plain_refused(
-    enforcing_start: tuple[str, Path, Path],
+    enforcing_start: tuple[str, Path, Path, str],
 ) -> None:
-    namesrv, client_file, server_log = enforcing_start
+    namesrv, client_file, server_log, _ = enforcing_start
     tls = ("-n", namesrv, "--tls", "--tls-config-file", str(client_file), "--json")
     sent = run_orbitmq("send", "-t", "TlsTopic", "over tls", *tls)
     assert sent.returncode == 0, sent.stderr
@@ -61,3 +73,26 @@ def test_send_and_consume_over_tls_and_plain_refused(
     assert "closed before answering anything" in lines[0]
     assert "tls.server.mode=enforcing" in lines[0]
     assert "refused a plain connection" in server_log.read_text()
+
+
+def test_the_consoles_read_the_cluster_over_tls(
+    enforcing_start: tuple[str, Path, Path, str], tmp_path: Path
+) -> None:
+    namesrv, client_file, _, console_url = enforcing_start
+    assert "broker-a" in get(console_url)  # orbitmq start's console: tls.enable in the file
+
+    out, err = tmp_path / "console.out", tmp_path / "console.err"
+    command = [sys.executable, "-m", "orbitmq.cli", "console", "-n", namesrv, "--port", "0"]
+    tls = ["--tls", "--tls-config-file", str(client_file)]
+    with out.open("wb") as out_file, err.open("wb") as err_file:
+        standalone = subprocess.Popen([*command, *tls], stdout=out_file, stderr=err_file)
+    try:
+
+        def ready() -> re.Match[str] | None:
+            return next(filter(None, map(CONSOLE_READY.match, out.read_text().splitlines())), None)
+
+        url = eventually(ready, 15, what="the console's ready line").group(1)
+        assert "broker-a" in get(url)
+    finally:
+        standalone.terminate()
+        standalone.wait(timeout=15)

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support import SMALL_STORE_CONF
+from tests.support import SMALL_STORE_CONF, free_port_pair
 
 BROKER_NAME = "broker-ha"
 NAMESRV_READY = re.compile(r"OrbitMQ name server ready on (\S+),")
@@ -130,7 +130,8 @@ class HaPair:
 
     def start(self) -> None:
         self.namesrv.start(NAMESRV_READY)
-        master_port, slave_port = free_port(), free_port()
+        # Each broker also listens on listenPort - 2 (its VIP channel): both must be free.
+        master_port, slave_port = free_port_pair(), free_port_pair()
         master_conf = self._conf(
             "master",
             f"brokerId=0\nbrokerRole={self._role}\nflushDiskType={self._flush}\n"

@@ -20,6 +20,7 @@ from orbitmq.client import (
     OffsetOutOfRangeError,
     Producer,
     QueueReader,
+    RemoteBrokerOffsetStore,
     queue_offsets,
     read_queue_range,
 )
@@ -206,6 +207,35 @@ async def test_commit_sync_lets_a_new_consumer_resume_after_the_committed_offset
         rest.extend(await second.poll(timeout_s=0.3))
     bodies = sorted(m.body for m in polled + rest)
     assert bodies == sorted(b"m-%d" % i for i in range(40))
+
+
+async def test_commit_sync_survives_a_queue_unassigned_while_it_waits_for_the_broker(
+    cluster: InProcessCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offsets commit_sync sends are those it took at its start: a queue unassigned
+    (a rebalance, an assign) while it awaits the broker is still committed, not a KeyError."""
+    await produce(cluster, "LiteTopic", 8, queue_id=0)
+    await produce(cluster, "LiteTopic", 8, queue_id=1)
+    q0, q1 = (MessageQueue("LiteTopic", "broker-a", i) for i in (0, 1))
+    c = lite(cluster, "lite-commit-race-cg", auto_commit=False)
+    c.assign([q0, q1])
+    async with c:
+        assert len(await poll_until(c, 16)) == 16
+        store = c.offset_store
+        assert isinstance(store, RemoteBrokerOffsetStore)
+        send = store.update_consume_offset_to_broker
+
+        async def send_then_unassign(mq: MessageQueue, offset: int, is_oneway: bool) -> None:
+            c.assign([q0])  # q1's state goes while the commit is on its way
+            await send(mq, offset, is_oneway)
+
+        monkeypatch.setattr(store, "update_consume_offset_to_broker", send_then_unassign)
+        await c.commit_sync()
+        monkeypatch.undo()
+    broker = cluster.brokers[0]
+    committed = broker.consumer_offset_manager.query_offset
+    assert committed("lite-commit-race-cg", "LiteTopic", 0) == 8
+    assert committed("lite-commit-race-cg", "LiteTopic", 1) == 8
 
 
 async def test_auto_commit_commits_what_poll_returned(

@@ -15,7 +15,6 @@ from orbitmq.broker.consumer_manager import (
     ConsumerManager,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
-from orbitmq.broker.inert_config_keys import INERT_BROKER_KEYS, warn_inert_keys
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
@@ -32,7 +31,6 @@ from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigMa
 from orbitmq.protocol.body import SubscriptionGroupConfig
 
 __all__ = [
-    "INERT_BROKER_KEYS",
     "REBALANCE_LOCK_MAX_LIVE_TIME_MS",
     "AdminBrokerProcessor",
     "BrokerConfig",
@@ -61,5 +59,4 @@ __all__ = [
     "SubscriptionGroupManager",
     "TopicConfigManager",
     "load_broker_config",
-    "warn_inert_keys",
 ]

@@ -79,7 +79,11 @@ class BrokerConfig:
     wait_time_mills_in_send_queue: int = 200
     wait_time_mills_in_pull_queue: int = 5000
     server_channel_max_idle_time_seconds: int = 120
+    #: RocketMQ 4.x plain ACL: every request is checked against
+    #: ``<rocketmqHome>/<aclPlainFile>`` and ``<rocketmqHome>/conf/acl/**/*.yml``.
     acl_enable: bool = False
+    #: The default ACL file under rocketmqHome (RocketMQ: -Drocketmq.acl.plain.file).
+    acl_plain_file: str = "conf/plain_acl.yml"
     #: Metrics, under RocketMQ 5's keys: PROM serves Prometheus text at ``/metrics`` on
     #: metricsPromExporterHost (empty: brokerIP1) and metricsPromExporterPort (0: any free
     #: port); metricsLabel adds "k1:v1,k2:v2" labels to every family.
@@ -91,7 +95,8 @@ class BrokerConfig:
     #: half as much in metrics (docs/benchmarks.md, "Metrics cost").
     enable_remoting_metrics: bool = True
 
-    #: RocketMQ's installation directory; reported only (no file is read from it).
+    #: RocketMQ's installation directory (empty: ROCKETMQ_HOME): where the plain ACL files
+    #: are (aclEnable); nothing else is read from it.
     rocketmq_home: str = ""
     #: Keys UPDATE_BROKER_CONFIG may not change, ';'-separated (RocketMQ's default);
     #: brokerConfigPath, rocketmqHome and configBlackList are refused whatever it says.
@@ -102,6 +107,10 @@ class BrokerConfig:
     trace_topic_enable: bool = False
     msg_trace_topic_name: str = RMQ_SYS_TRACE_TOPIC
 
+    #: The web console ``orbitmq start`` serves beside the broker (not a RocketMQ key: its
+    #: dashboard is a separate application): its port, 0 any free port, -1 none.
+    console_port: int = 8080
+
     @property
     def namesrv_addresses(self) -> list[str]:
         """The name servers as a list (RocketMQ separates them with ';')."""
@@ -110,6 +119,11 @@ class BrokerConfig:
     @property
     def broker_addr(self) -> str:
         return f"{self.broker_ip1}:{self.listen_port}"
+
+    def fast_failure_wait_ms(self, wait_ms: int) -> int | None:
+        """How long a request may wait in its queue: ``wait_ms`` with brokerFastFailureEnable,
+        else without limit (read per request, so a changed config takes effect at once)."""
+        return wait_ms if self.broker_fast_failure_enable else None
 
     @property
     def ha_host(self) -> str:
@@ -171,6 +185,8 @@ def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None
         raise ConfigError(
             f"metricsPromExporterPort: {broker.metrics_prom_exporter_port} is not a port (0..65535)"
         )
+    if not -1 <= broker.console_port < 65536:
+        raise ConfigError(f"consolePort: {broker.console_port} is not a port (0..65535, -1: off)")
     _check_role(broker, store)
     if broker.default_topic_queue_nums <= 0:
         raise ConfigError(f"defaultTopicQueueNums: {broker.default_topic_queue_nums} must be > 0")
@@ -279,9 +295,3 @@ def _check_timer(store: MessageStoreConfig) -> None:
         raise ConfigError(
             f"mappedFileSizeTimerLog: {store.mapped_file_size_timer_log} is under 4096 bytes"
         )
-
-
-def fast_failure_wait_ms(config: BrokerConfig, wait_ms: int) -> int | None:
-    """How long a request may wait in its queue: ``wait_ms`` with brokerFastFailureEnable,
-    else without limit (read per request, so a changed config takes effect at once)."""
-    return wait_ms if config.broker_fast_failure_enable else None

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from orbitmq.broker.admin_acl_processor import AdminAclProcessor
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.admin_group_processor import AdminGroupProcessor
 from orbitmq.broker.admin_runtime_processor import AdminRuntimeProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
-from orbitmq.broker.broker_config import BrokerConfig, fast_failure_wait_ms
+from orbitmq.broker.broker_acl import BrokerAcl
+from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_configuration import BrokerConfiguration
 from orbitmq.broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBrokerResult
 from orbitmq.broker.broker_runtime_info import BrokerRuntimeInfo
@@ -103,23 +105,15 @@ class BrokerController(AsyncLifetime):
         self._build_delivery(clock, fs)
         self._build_replication(fs)
         self._build_processors(find_subscription)
-        self.remoting_server = RemotingServer(
-            broker_config.bind_address,
-            broker_config.listen_port,
-            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
-            tls=tls,
-        )
+        host, port = broker_config.bind_address, broker_config.listen_port
+        idle_s = float(broker_config.server_channel_max_idle_time_seconds)
+        self.remoting_server = RemotingServer(host, port, channel_max_idle_s=idle_s, tls=tls)
         self.registrations = self._registration_table()
         for code, processor, executor in self.registrations:
             self.remoting_server.table.register_processor(code, processor, executor)
         # RocketMQ's second port: its clients' VIP channel and its slaves' topic sync.
-        self.fast_remoting_server = FastRemotingServer(
-            broker_config.bind_address,
-            broker_config.listen_port,
-            self.registrations,
-            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
-            tls=tls,
-        )
+        self.fast_remoting_server = FastRemotingServer(host, port, self.registrations, idle_s, tls)
+        self.acl.install(self.remoting_server.table, self.fast_remoting_server.table)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
         self.fast_remoting_server.add_listener(self.client_housekeeping)
@@ -322,11 +316,8 @@ class BrokerController(AsyncLifetime):
 
     def _build_admin_processors(self) -> None:
         """The admin requests' processors."""
-        broker_config, store_config, store = (
-            self.broker_config,
-            self.store_config,
-            self.message_store,
-        )
+        broker_config, store = self.broker_config, self.message_store
+        store_config = self.store_config
         # Admin requests and the orderly-consumption queue locks (RocketMQ's
         # AdminBrokerProcessor on its adminBrokerExecutor).
         self.admin_broker_processor = AdminBrokerProcessor(
@@ -358,6 +349,7 @@ class BrokerController(AsyncLifetime):
             broker_role=store_config.broker_role,
         )
         self._build_admin_runtime_processor()
+        self.acl = BrokerAcl(broker_config, lambda: self.address)
 
     def _build_admin_runtime_processor(self) -> None:
         """Config, runtime info, stats and consume-queue requests. The executors are
@@ -394,12 +386,12 @@ class BrokerController(AsyncLifetime):
         send = RequestExecutor(
             "SendMessageExecutor",
             config.send_thread_pool_queue_capacity,
-            max_wait_ms=lambda: fast_failure_wait_ms(config, config.wait_time_mills_in_send_queue),
+            max_wait_ms=lambda: config.fast_failure_wait_ms(config.wait_time_mills_in_send_queue),
         )
         pull = RequestExecutor(
             "PullMessageExecutor",
             config.pull_thread_pool_queue_capacity,
-            max_wait_ms=lambda: fast_failure_wait_ms(config, config.wait_time_mills_in_pull_queue),
+            max_wait_ms=lambda: config.fast_failure_wait_ms(config.wait_time_mills_in_pull_queue),
         )
         query = RequestExecutor("QueryMessageExecutor", config.query_thread_pool_queue_capacity)
         # RocketMQ gives heartbeats and consumer management their own pools.
@@ -423,6 +415,7 @@ class BrokerController(AsyncLifetime):
             (self.admin_stats_processor, AdminStatsProcessor.REQUEST_CODES, admin),
             (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
             (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
+            (self.acl.admin_processor, AdminAclProcessor.REQUEST_CODES, admin),
         ]
         return [
             (code, processor, executor)
@@ -501,12 +494,14 @@ class BrokerController(AsyncLifetime):
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
             await self.client_housekeeping.start()
+            await self.acl.start()
             await self.remoting_server.start()
             await self.fast_remoting_server.start()
             if self.transactional_message_check_service is not None:
                 await self.transactional_message_check_service.start()
             self.metrics_manager.start()
         except BaseException:
+            await self.acl.stop()
             await self.metrics_manager.stop()
             await self._stop_transactional_message_check_service()
             await self.unbind()
@@ -567,6 +562,7 @@ class BrokerController(AsyncLifetime):
         await self.broker_stats_manager.stop()
         await self.store_stats_service.stop()
         await self.unbind()
+        await self.acl.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()

@@ -47,7 +47,6 @@ class FastRemotingServer(RemotingServer):
         host: str,
         listen_port: int,
         registrations: Iterable[tuple[int, RequestProcessor, RequestExecutor]],
-        *,
         channel_max_idle_s: float,
         tls: TlsSystemConfig | None = None,
     ) -> None:

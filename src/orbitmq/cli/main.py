@@ -17,6 +17,7 @@ from orbitmq.cli.query import query
 from orbitmq.cli.send import send
 from orbitmq.cli.servers import broker, namesrv, start
 from orbitmq.cli.stop import stop
+from orbitmq.cli.web_console import console
 
 
 def _version() -> str:
@@ -49,7 +50,7 @@ def pipeline(args: tuple[str, ...]) -> None:
     jobs.main(list(args), prog_name="orbitmq pipeline")
 
 
-for _command in (namesrv, broker, start, stop, admin, send, consume, query):
+for _command in (namesrv, broker, start, stop, console, admin, send, consume, query):
     cli.add_command(_command)
 
 

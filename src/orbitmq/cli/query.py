@@ -9,10 +9,9 @@ import click
 
 from orbitmq.cli.admin.message import message_at, print_message, print_rows
 from orbitmq.cli.console import fail
-from orbitmq.cli.queue_scan import ScanRange, scan_messages
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import FORMS
-from orbitmq.client import QueueReader
+from orbitmq.client import QueueReader, ScanRange, scan_messages
 from orbitmq.common import SUB_ALL, MessageExt, MessageQueue
 
 #: How many messages a key or time query shows unless told otherwise.

@@ -18,10 +18,12 @@ from pathlib import Path
 
 import click
 
-from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config, warn_inert_keys
+from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
+from orbitmq.cli.web_console import ConsoleStarter, console_starter
+from orbitmq.client import ClientConfig
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.socket_address import is_wildcard
@@ -59,7 +61,9 @@ async def _serve(start: Starter) -> None:
     say("OrbitMQ stopped.")
 
 
-def _run(start: Starter) -> None:
+def serve_until_signal(start: Starter) -> None:
+    """Run ``start``'s servers until SIGTERM or SIGINT; a bad setting or a busy port is one
+    line on stderr."""
     limit = raise_open_files_limit()
     if limit.raised:
         say(f"open files limit raised from {limit.before} to {limit.after} (the hard limit)")
@@ -113,7 +117,7 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
         _say_metrics(None, controller)
         return controller.stop
 
-    _run(start)
+    serve_until_signal(start)
 
 
 @click.command()
@@ -131,7 +135,6 @@ def broker(
         tls = load_tls_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
-    warn_inert_keys(startup.keys)
     broker_config, store_config = startup.broker, startup.store
     if listen_port is not None:
         broker_config.listen_port = listen_port
@@ -144,9 +147,10 @@ def broker(
         controller = BrokerController(broker_config, store_config, config_path=config_path, tls=tls)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
-        _warn_if_exposed(
-            broker_config.bind_address, f"ports {controller.port} and {controller.fast_port}"
-        )
+        if not broker_config.acl_enable:
+            _warn_if_exposed(
+                broker_config.bind_address, f"ports {controller.port} and {controller.fast_port}"
+            )
         say(
             f"OrbitMQ broker ready: {controller.address} "
             f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
@@ -157,7 +161,7 @@ def broker(
         _say_metrics(controller, None)
         return controller.stop
 
-    _run(start)
+    serve_until_signal(start)
 
 
 def _say_metrics(broker: BrokerController | None, namesrv: NamesrvController | None) -> None:
@@ -191,12 +195,12 @@ def embedded_config(
     listen_port: int | None = None,
     bind: str | None = None,
     metrics_port: int | None = None,
+    console_port: int | None = None,
 ) -> EmbeddedConfig:
     """``orbitmq start``'s settings: the embedded defaults, under broker.conf if given (every
     key in the file wins over the defaults), under the command-line options."""
     startup = load_broker_config(config_path, environ={})
     keys = startup.keys
-    warn_inert_keys(keys)
     broker_config, store_config = startup.broker, startup.store
     if "brokerName" not in keys:
         broker_config.broker_name = DEFAULT_BROKER_NAME
@@ -221,6 +225,12 @@ def embedded_config(
     if not 0 <= broker_config.listen_port < 65536:
         raise ConfigError(f"--listen-port: {broker_config.listen_port} is not a port")
     _embedded_metrics(broker_config, namesrv_config, keys, metrics_port)
+    if console_port is not None:
+        broker_config.console_port = console_port
+    elif broker_config.listen_port == 0 and "consolePort" not in keys:
+        broker_config.console_port = 0
+    if not -1 <= broker_config.console_port < 65536:
+        raise ConfigError(f"--console-port: {broker_config.console_port} is not a port (-1: off)")
     namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
     tls = load_tls_config(config_path)
     return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr, tls)
@@ -248,6 +258,39 @@ def _embedded_metrics(
     namesrv.metrics_prom_exporter_host = broker.metrics_prom_exporter_host
     namesrv.metrics_prom_exporter_port = port + 1 if port else 0
     namesrv.metrics_label = broker.metrics_label
+
+
+def _console_of(config: BrokerConfig, tls: TlsSystemConfig) -> ConsoleStarter | None:
+    """The console to serve beside the broker, connecting as the broker does (tls.enable);
+    None when consolePort is -1."""
+    if config.console_port == -1:
+        return None
+    client_config = ClientConfig(use_tls=tls.enable, tls_config=tls)
+    return console_starter(config.bind_address, config.console_port, client_config)
+
+
+async def _start_console(
+    console: ConsoleStarter | None,
+    config: BrokerConfig,
+    broker: BrokerController,
+    namesrv: NamesrvController,
+) -> tuple[str, Callable[[], Awaitable[None]]]:
+    """Start the console over the broker's name servers; both servers are stopped again
+    when it cannot start (its port in use)."""
+    if console is None or config.namesrv_addr is None:
+        return "console off", _no_console
+    try:
+        return await console(config.namesrv_addr)
+    except BaseException:
+        try:
+            await broker.stop()
+        finally:
+            await namesrv.stop()
+        raise
+
+
+async def _no_console() -> None:
+    return None
 
 
 def config_options(func: Callable[..., None]) -> Callable[..., None]:
@@ -285,6 +328,12 @@ def config_options(func: Callable[..., None]) -> Callable[..., None]:
     help=f"The broker's Prometheus port (default {DEFAULT_PROM_EXPORTER_PORT}, the name "
     "server's is the next; 0: any free port, the default with --listen-port 0).",
 )
+@click.option(
+    "--console-port",
+    type=int,
+    help="The web console's port (default 8080, broker.conf consolePort; -1: no console; "
+    "0: any free port, the default with --listen-port 0).",
+)
 @log_level_option()
 def start(
     config_path: str | None,
@@ -293,14 +342,17 @@ def start(
     listen_port: int | None,
     bind: str | None,
     metrics_port: int | None,
+    console_port: int | None,
 ) -> None:
     """Run a name server and a broker in one process, ready to use (stop: `orbitmq stop`)."""
     try:
         embedded = embedded_config(
-            config_path, data_dir, namesrv_port, listen_port, bind, metrics_port
+            config_path, data_dir, namesrv_port, listen_port, bind, metrics_port, console_port
         )
     except ConfigError as exc:
         fail(str(exc))
+
+    console = _console_of(embedded.broker, embedded.tls)
 
     async def start_all() -> Callable[[], Awaitable[None]]:
         namesrv_controller = NamesrvController(embedded.namesrv, tls=embedded.tls)
@@ -322,9 +374,13 @@ def start(
             await namesrv_controller.stop()
             raise
         started_broker = broker_controller
+        console_text, stop_console = await _start_console(
+            console, broker_config, started_broker, namesrv_controller
+        )
 
         async def stop_all() -> None:
             try:
+                await stop_console()
                 await started_broker.stop()
             finally:
                 await namesrv_controller.stop()
@@ -339,9 +395,9 @@ def start(
             f"broker {started_broker.address} "
             f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
             f"listening on {_listening_on(broker_config.bind_address)}, "
-            f"data in {embedded.store.store_path_root_dir}"
+            f"data in {embedded.store.store_path_root_dir}, {console_text}"
         )
         _say_metrics(started_broker, namesrv_controller)
         return stop_all
 
-    _run(start_all)
+    serve_until_signal(start_all)

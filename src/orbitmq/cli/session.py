@@ -1,8 +1,9 @@
 """What every operator command (``orbitmq admin ...``, ``send``, ``consume``, ``query``)
 shares: the name server option (``-n``, or ``NAMESRV_ADDR`` from the environment, as
-mqadmin), TLS (``--tls``, ``--tls-config-file``: RocketMQ's tls.* keys), ``--json``,
-reading times, and running the command's client work on an event loop with every expected
-failure turned into one line on stderr and exit status 1."""
+mqadmin), ``--json``, the plain ACL credentials (``--access-key`` / ``--secret-key``, or
+ORBITMQ_ACCESS_KEY / ORBITMQ_SECRET_KEY), TLS (``--tls``, ``--tls-config-file``: RocketMQ's
+tls.* keys), reading times, and running the command's client work on an event loop with
+every expected failure turned into one line on stderr and exit status 1."""
 
 from __future__ import annotations
 
@@ -37,14 +38,26 @@ class Session:
 
     namesrv_addr: str
     out: Output
+    #: Plain ACL credentials: with both, every request is signed (a broker with aclEnable).
+    access_key: str | None = None
+    secret_key: str | None = None
     tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
 
-    def client_config(self) -> ClientConfig:
+    def client_config(self, timeout_ms: int | None = None) -> ClientConfig:
+        """The clients' settings: this session's name servers and, when given, the timeout
+        of each request (mqadmin's ``-t timeoutMillis`` where a command has one)."""
         # The default instance name (pid and a counter): a client id of its own each run,
         # as mqadmin's tools take the current time.
-        return ClientConfig(
-            namesrv_addr=self.namesrv_addr, use_tls=self.tls.enable, tls_config=self.tls
+        config = ClientConfig(
+            namesrv_addr=self.namesrv_addr,
+            access_key=self.access_key,
+            secret_key=self.secret_key,
+            use_tls=self.tls.enable,
+            tls_config=self.tls,
         )
+        if timeout_ms is not None:
+            config.mq_client_api_timeout_s = timeout_ms / 1000
+        return config
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` to its end; an OrbitMQ error or a network error is one line on
@@ -54,11 +67,13 @@ class Session:
         except (OrbitError, OSError, TimeoutError) as exc:
             fail(_one_line(exc))
 
-    def admin(self, work: Callable[[AdminClient], Awaitable[T]]) -> T:
+    def admin(
+        self, work: Callable[[AdminClient], Awaitable[T]], *, timeout_ms: int | None = None
+    ) -> T:
         """Run ``work`` with a started AdminClient on this session's name servers."""
 
         async def with_admin() -> T:
-            async with AdminClient(client_config=self.client_config()) as admin:
+            async with AdminClient(client_config=self.client_config(timeout_ms)) as admin:
                 return await work(admin)
 
         return self.run(with_admin())
@@ -70,6 +85,13 @@ class Session:
             return parse_timestamp_ms(text, what)
         except TimestampError as exc:
             fail(str(exc))
+
+
+TLS_HELP: Final = "Connect with TLS (tls.enable; ORBITMQ_TLS_ENABLE=true is read too)."
+TLS_CONFIG_FILE_HELP: Final = (
+    "A tls.properties with RocketMQ's tls.* keys (tls.config.file; default "
+    f"{DEFAULT_TLS_CONFIG_FILE} when it exists; ORBITMQ_TLS_CONFIG_FILE is read too)."
+)
 
 
 def client_tls(use_tls: bool, tls_config_file: str | None) -> TlsSystemConfig:
@@ -90,8 +112,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def session_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Adds ``-n/--namesrvAddr`` and ``--json`` to a command, which receives a ``Session``
-    as its first argument instead."""
+    """Adds ``-n/--namesrvAddr``, ``--json``, the ACL credentials and TLS to a command, which
+    receives a ``Session`` as its first argument instead."""
 
     @click.option(
         "-n",
@@ -103,21 +125,24 @@ def session_options(command: Callable[..., None]) -> Callable[..., None]:
         metavar="HOST:PORT[;HOST:PORT]",
         help="Name server address(es); NAMESRV_ADDR is read when -n is not given.",
     )
-    @click.option(
-        "--tls",
-        "use_tls",
-        is_flag=True,
-        envvar="ORBITMQ_TLS_ENABLE",
-        help="Connect with TLS (tls.enable; ORBITMQ_TLS_ENABLE=true is read too).",
-    )
+    @click.option("--tls", "use_tls", is_flag=True, envvar="ORBITMQ_TLS_ENABLE", help=TLS_HELP)
     @click.option(
         "--tls-config-file",
         envvar="ORBITMQ_TLS_CONFIG_FILE",
         type=click.Path(dir_okay=False),
-        help="A tls.properties with RocketMQ's tls.* keys (tls.config.file; default "
-        f"{DEFAULT_TLS_CONFIG_FILE} when it exists; ORBITMQ_TLS_CONFIG_FILE is read too).",
+        help=TLS_CONFIG_FILE_HELP,
     )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
+    @click.option(
+        "--access-key",
+        envvar="ORBITMQ_ACCESS_KEY",
+        help="Plain ACL access key (aclEnable brokers); ORBITMQ_ACCESS_KEY when not given.",
+    )
+    @click.option(
+        "--secret-key",
+        envvar="ORBITMQ_SECRET_KEY",
+        help="Plain ACL secret key; ORBITMQ_SECRET_KEY when not given.",
+    )
     @functools.wraps(command)
     def with_session(
         *args: Any,
@@ -125,12 +150,15 @@ def session_options(command: Callable[..., None]) -> Callable[..., None]:
         use_tls: bool,
         tls_config_file: str | None,
         as_json: bool,
+        access_key: str | None,
+        secret_key: str | None,
         **kwargs: Any,
     ) -> None:
         try:
             tls = client_tls(use_tls, tls_config_file)
         except ConfigError as exc:
             fail(str(exc))
-        command(Session(namesrv_addr, Output(as_json=as_json), tls), *args, **kwargs)
+        session = Session(namesrv_addr, Output(as_json=as_json), access_key, secret_key, tls)
+        command(session, *args, **kwargs)
 
     return with_session

@@ -1,5 +1,8 @@
 """The OrbitMQ client: producer, consumers, admin."""
 
+from orbitmq.client.acl_admin import AclAdmin
+from orbitmq.client.acl_admin_api import PlainAccessConfig
+from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.admin_client import AdminClient, ConsumerProgress, QueueProgress, QueueStatus
 from orbitmq.client.allocate_strategy import (
@@ -80,6 +83,7 @@ from orbitmq.client.queue_reader import (
     queue_offsets,
     read_queue_range,
 )
+from orbitmq.client.queue_scan import ScanRange, scan_messages
 from orbitmq.client.send_result import SendResult, SendStatus
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from orbitmq.client.transaction_listener import TransactionListener
@@ -91,6 +95,8 @@ __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
     "DEFAULT_NOT_AVAILABLE_DURATION_MS",
     "ISOLATION_LATENCY_MS",
+    "AclAdmin",
+    "AclClientRPCHook",
     "AdminClient",
     "AllocateMachineRoomNearby",
     "AllocateMessageQueueAveragely",
@@ -134,6 +140,7 @@ __all__ = [
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
     "OffsetStore",
+    "PlainAccessConfig",
     "ProcessQueue",
     "Producer",
     "ProducerConfig",
@@ -149,11 +156,13 @@ __all__ = [
     "RemoteBrokerOffsetStore",
     "ResendResult",
     "ResendStatus",
+    "ScanRange",
     "SendContext",
     "SendMessageHook",
     "SendResult",
     "SendStatus",
     "SendTimeoutError",
+    "SessionCredentials",
     "ThreadLocalIndex",
     "TlsSystemConfig",
     "TopicPublishInfo",
@@ -171,6 +180,7 @@ __all__ = [
     "message_queue_key",
     "queue_offsets",
     "read_queue_range",
+    "scan_messages",
     "select_by_hash",
     "sql",
     "tag",

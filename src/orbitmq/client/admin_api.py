@@ -9,6 +9,7 @@ REQUEST_CODE_NOT_SUPPORTED for those).
 
 from __future__ import annotations
 
+from orbitmq.client.acl_admin_api import AclAdminAPI
 from orbitmq.client.broker_runtime_api import BrokerRuntimeAPI
 from orbitmq.client.group_admin_api import GroupAdminAPI
 from orbitmq.common import MessageQueue
@@ -30,10 +31,10 @@ from orbitmq.protocol.header import (
 )
 
 
-class MQAdminAPI(GroupAdminAPI, BrokerRuntimeAPI):
+class MQAdminAPI(GroupAdminAPI, BrokerRuntimeAPI, AclAdminAPI):
     """``MQClientAPI`` plus the admin requests (those on groups, connections and the name
     servers' settings in ``GroupAdminAPI``; the broker config, runtime and stats ones in
-    ``BrokerRuntimeAPI``). Owns nothing but the shared
+    ``BrokerRuntimeAPI``; the ACL ones in ``AclAdminAPI``). Owns nothing but the shared
     ``RemotingClient``; safe to share between tasks of one event loop."""
 
     # -- name server ----------------------------------------------------------------------

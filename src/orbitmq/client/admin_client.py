@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
+from orbitmq.client.acl_admin import AclAdmin
 from orbitmq.client.admin_api import MQAdminAPI
 from orbitmq.client.broker_admin import BrokerAdmin
 from orbitmq.client.dead_letters import (
@@ -126,7 +127,7 @@ class ConsumerProgress:
         return sum(q.lag for q in self.queues)
 
 
-class AdminClient(GroupAdmin, BrokerAdmin, AsyncLifetime):
+class AdminClient(GroupAdmin, BrokerAdmin, AclAdmin, AsyncLifetime):
     """Owns an ``MQClientInstance`` (connections, route cache) and the ``MQAdminAPI`` on its
     remoting client; the operations on groups, connections and name server settings come
     from ``GroupAdmin``. Use from one event loop; calls may run concurrently on it."""

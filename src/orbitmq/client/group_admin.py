@@ -148,14 +148,18 @@ class GroupAdmin(ABC):
                 " (no consumer of it ever started)"
             ) from None
 
-    async def consumer_connection(self, group: str) -> ConsumerConnection:
+    async def consumer_connection(
+        self, group: str, *, broker_addr: str | None = None
+    ) -> ConsumerConnection:
         """``group``'s online clients (id, address, language, version), subscriptions, consume
-        type, message model and start point, merged over its brokers (mqadmin
-        consumerConnection). ConsumerNotOnlineError when none is online."""
+        type, message model and start point, merged over its brokers, or as ``broker_addr``
+        alone knows them (mqadmin consumerConnection [-b]). ConsumerNotOnlineError when none
+        is online."""
         self._check_started()
         merged = ConsumerConnection()
         seen: set[str] = set()
-        for addr in (await self._group_masters(group)).values():
+        addrs = [broker_addr] if broker_addr else (await self._group_masters(group)).values()
+        for addr in addrs:
             try:
                 found = await self.api.get_consumer_connection_list(addr, group, self._timeout_s)
             except MQBrokerError as exc:
@@ -207,14 +211,18 @@ class GroupAdmin(ABC):
     # -- asked of a client, through its broker --------------------------------------------
 
     async def consumer_running_info(
-        self, group: str, client_id: str, *, jstack: bool = False
+        self,
+        group: str,
+        client_id: str,
+        *,
+        jstack: bool = False,
+        broker_addr: str | None = None,
     ) -> ConsumerRunningInfo:
         """What client ``client_id`` says of its consumer of ``group``: settings, subscriptions,
         the queues it holds with offsets and cached messages (mqadmin consumerStatus -i).
-        The first of the group's brokers relays the question."""
+        ``broker_addr``, or else the first of the group's brokers, relays the question."""
         self._check_started()
-        masters = await self._group_masters(group)
-        addr = next(iter(masters.values()))
+        addr = broker_addr or next(iter((await self._group_masters(group)).values()))
         return await self.api.get_consumer_running_info(
             addr, group, client_id, jstack, self._timeout_s
         )

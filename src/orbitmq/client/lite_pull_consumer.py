@@ -387,12 +387,14 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
 
     # -- offsets -----------------------------------------------------------------------------
 
-    def _commit_to_memory(self) -> list[MessageQueue]:
-        committed = []
+    def _commit_to_memory(self) -> dict[MessageQueue, int]:
+        """The offsets committed, by queue: taken now, since a rebalance may drop a queue
+        while the caller awaits the broker."""
+        committed = {}
         for mq, state in self._states.items():
             if state.consume_offset >= 0 and not state.pq.dropped:
                 self.offset_store.update_offset(mq, state.consume_offset, False)
-                committed.append(mq)
+                committed[mq] = state.consume_offset
         return committed
 
     async def commit_sync(self) -> None:
@@ -400,11 +402,10 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         returned, and wait until the store (the broker, or the local file) has it."""
         committed = self._commit_to_memory()
         if isinstance(self.offset_store, RemoteBrokerOffsetStore):
-            for mq in committed:
-                offset = self._states[mq].consume_offset
+            for mq, offset in committed.items():
                 await self.offset_store.update_consume_offset_to_broker(mq, offset, False)
         else:
-            await self.offset_store.persist_all(committed)
+            await self.offset_store.persist_all(set(committed))
 
     async def committed(self, mq: MessageQueue) -> int:
         """The group's committed offset of ``mq`` (this client's, else the store's); -1 when

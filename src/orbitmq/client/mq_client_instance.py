@@ -14,6 +14,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from orbitmq.client.acl_client_rpc_hook import AclClientRPCHook, SessionCredentials
 from orbitmq.client.client_admin_processor import ClientAdminProcessor
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError, WrongServerError
 from orbitmq.client.find_broker import FindBrokerResult, find_broker_address_in_admin
@@ -84,6 +85,11 @@ class ClientConfig:
     persist_consumer_offset_interval_s: float = 5.0
     mq_client_api_timeout_s: float = 3.0
     unit_name: str | None = None
+    #: Plain ACL credentials (a broker with aclEnable=true): with an access key and a secret
+    #: key every request is signed as RocketMQ's AclClientRPCHook signs it.
+    access_key: str | None = None
+    secret_key: str | None = None
+    security_token: str | None = None
     use_tls: bool = False
     tls_config: TlsSystemConfig = field(default_factory=TlsSystemConfig)
 
@@ -96,6 +102,14 @@ class ClientConfig:
     @property
     def namesrv_addresses(self) -> list[str]:
         return [a.strip() for a in self.namesrv_addr.split(";") if a.strip()]
+
+    def rpc_hook(self) -> AclClientRPCHook | None:
+        """The signing hook for these credentials; None without both keys."""
+        if not (self.access_key and self.secret_key):
+            return None
+        return AclClientRPCHook(
+            SessionCredentials(self.access_key, self.secret_key, self.security_token)
+        )
 
 
 def client_config_for(namesrv_addr: str | None, client_config: ClientConfig | None) -> ClientConfig:
@@ -148,7 +162,9 @@ class MQClientInstance:
         self.config = config
         self.client_id = config.client_id
         tls = config.tls_config
-        self.remoting = RemotingClient(ssl=tls.client_context() if config.use_tls else None)
+        self.remoting = RemotingClient(
+            rpc_hook=config.rpc_hook(), ssl=tls.client_context() if config.use_tls else None
+        )
         self.api = MQClientAPI(self.remoting)
         self.routes: dict[str, TopicRouteData] = {}
         self.publish_info: dict[str, TopicPublishInfo] = {}
@@ -509,6 +525,16 @@ class _ClientRemotingProcessor(CodeDispatchingProcessor):
             task = asyncio.create_task(consumer.reset_offset(header.topic, offsets))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif consumer is not None:
+            # As RocketMQ's client, only a push consumer follows a reset; a lite pull
+            # consumer owns its offsets and commits them again. The broker changed nothing
+            # either (it leaves online groups to their consumers): say why nothing moved.
+            log.warning(
+                "[reset-offset] reset of %s in %s ignored: only a push consumer follows it; "
+                "stop the group's lite pull consumers, then reset",
+                header.group,
+                header.topic,
+            )
         return _success(request)
 
     async def _check_transaction_state(

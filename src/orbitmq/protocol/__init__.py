@@ -5,7 +5,7 @@ What two of namesrv, broker and client need of the wire (codes, headers, bodies,
 PermName / TopicSysFlag / PullSysFlag bits) lives here, once, since those three never import
 each other (docs/design/layers.md)."""
 
-from orbitmq.protocol import body, header
+from orbitmq.protocol import acl_signer, body, header
 from orbitmq.protocol.body import *  # noqa: F403
 from orbitmq.protocol.errors import ProtocolError
 from orbitmq.protocol.frame_decoder import FrameDecoder
@@ -49,6 +49,7 @@ __all__ = [
     "RequestCode",
     "ResponseCode",
     "SerializeType",
+    "acl_signer",
     "check_frame_length",
     "decode_command",
     "decode_header",

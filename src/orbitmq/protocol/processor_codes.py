@@ -138,3 +138,14 @@ ADMIN_RUNTIME_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.QUERY_CONSUME_QUEUE,
     }
 )
+#: RocketMQ 4.x plain ACL administration (AdminBrokerProcessor's ACL requests; 54 is
+#: 4.9.4's GET_BROKER_CLUSTER_ACL_CONFIG).
+ADMIN_ACL_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_AND_CREATE_ACL_CONFIG,
+        RequestCode.DELETE_ACL_CONFIG,
+        RequestCode.GET_BROKER_CLUSTER_ACL_INFO,
+        RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+        RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG,
+    }
+)

@@ -44,6 +44,9 @@ class RequestCode(enum.IntEnum):
     DELETE_ACL_CONFIG = 51
     GET_BROKER_CLUSTER_ACL_INFO = 52
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG = 53
+    #: RocketMQ 4.5-4.9.4 (gone from 4.9.8): every account and white address, for mqadmin's
+    #: getAccessConfigSubCommand.
+    GET_BROKER_CLUSTER_ACL_CONFIG = 54
     PUT_KV_CONFIG = 100
     GET_KV_CONFIG = 101
     DELETE_KV_CONFIG = 102

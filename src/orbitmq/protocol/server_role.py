@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Final
 
 from orbitmq.protocol.processor_codes import (
+    ADMIN_ACL_CODES,
     ADMIN_BROKER_CODES,
     ADMIN_GROUP_CODES,
     ADMIN_RUNTIME_CODES,
@@ -60,6 +61,7 @@ BROKER_REQUEST_CODES: Final = (
     | ADMIN_STATS_CODES
     | ADMIN_GROUP_CODES
     | ADMIN_RUNTIME_CODES
+    | ADMIN_ACL_CODES
 )
 
 

@@ -12,6 +12,7 @@ from orbitmq.remoting.errors import (
     RemotingError,
     RemotingSendRequestError,
     RemotingTimeoutError,
+    RequestRefusedError,
 )
 from orbitmq.remoting.event_loop import install_uvloop, new_event_loop, run, uvloop_available
 from orbitmq.remoting.processor_table import (
@@ -39,6 +40,7 @@ from orbitmq.remoting.request_executor import (
     RequestExecutor,
 )
 from orbitmq.remoting.request_processor import RequestProcessor
+from orbitmq.remoting.rpc_hook import RPCHook
 from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
 from orbitmq.remoting.tls_system_config import (
     DEFAULT_TLS_CONFIG_FILE,
@@ -71,6 +73,7 @@ __all__ = [
     "Handler",
     "ProcessorTable",
     "PromExporter",
+    "RPCHook",
     "Registration",
     "RemotingClient",
     "RemotingConnectError",
@@ -80,6 +83,7 @@ __all__ = [
     "RemotingTimeoutError",
     "RequestExecutor",
     "RequestProcessor",
+    "RequestRefusedError",
     "RpcLatencyRecorder",
     "TlsMode",
     "TlsSystemConfig",

@@ -70,3 +70,13 @@ def connect_failure_cause(error: OSError, connect_timeout_s: float) -> str:
     if isinstance(error, TimeoutError):
         return f"timed out after {round(connect_timeout_s * 1000)} ms"
     return error.strerror or str(error) or type(error).__name__
+
+
+class RequestRefusedError(OrbitError):
+    """Raised by a server's ``RPCHook`` to refuse a request (an ACL check that fails): the
+    processor table answers SYSTEM_ERROR with ``remark``, as RocketMQ answers an exception
+    from its hooks, and the request goes no further."""
+
+    def __init__(self, remark: str) -> None:
+        super().__init__(remark)
+        self.remark = remark

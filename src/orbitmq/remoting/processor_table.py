@@ -13,8 +13,10 @@ from typing import Any, Final, NamedTuple
 
 from orbitmq.protocol import RESPONSE_FLAG, RemotingCommand, ResponseCode
 from orbitmq.remoting.channel_context import ChannelContext
+from orbitmq.remoting.errors import RequestRefusedError
 from orbitmq.remoting.request_executor import DEFAULT_CAPACITY, RequestExecutor
 from orbitmq.remoting.request_processor import RequestProcessor
+from orbitmq.remoting.rpc_hook import RPCHook
 from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,9 @@ class ProcessorTable:
         #: Counts each answered request's latency when the server exports metrics (None:
         #: not counted, nothing paid).
         self.rpc_latency: RpcLatencyRecorder | None = None
+        #: Run before every admitted request reaches its processor (RocketMQ's
+        #: registerRPCHook): a hook that raises RequestRefusedError answers it instead.
+        self.rpc_hooks: list[RPCHook] = []
 
     def register_processor(
         self,
@@ -160,7 +165,7 @@ class ProcessorTable:
             return
         admitted_at = asyncio.get_running_loop().time()
         try:
-            task = spawn(self._serve(ctx, registration, request, admitted_at, self.rpc_latency))
+            task = spawn(self._serve(ctx, registration, request, admitted_at, self))
         except BaseException:
             executor.release()
             raise
@@ -170,14 +175,28 @@ class ProcessorTable:
 
     @staticmethod
     async def _start(
-        ctx: ChannelContext, registration: Registration, request: RemotingCommand, admitted: float
+        ctx: ChannelContext,
+        registration: Registration,
+        request: RemotingCommand,
+        admitted: float,
+        rpc_hooks: list[RPCHook],
     ) -> RemotingCommand | None:
-        """Run the processor, unless the request waited over its executor's limit since it
-        was admitted: then the answer is SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]."""
+        """Run the hooks and the processor, unless the request waited over its executor's
+        limit since it was admitted: then the answer is SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]."""
         processor, executor = registration
         waited_ms = (asyncio.get_running_loop().time() - admitted) * 1000
         remark = executor.expired_remark(waited_ms)
         if remark is None:
+            try:
+                for hook in rpc_hooks:
+                    hook.do_before_request(ctx.remote_address, request)
+            except RequestRefusedError as refused:
+                log.warning(
+                    "%s, request code %d refused: %s", ctx.remote_address, request.code, refused
+                )
+                return RemotingCommand.create_response(
+                    request, ResponseCode.SYSTEM_ERROR, refused.remark
+                )
             return await processor.process_request(ctx, request)
         log.debug("%s, request code %d: %s", ctx.remote_address, request.code, remark)
         return RemotingCommand.create_response(request, ResponseCode.SYSTEM_BUSY, remark)
@@ -188,12 +207,13 @@ class ProcessorTable:
         registration: Registration,
         request: RemotingCommand,
         admitted: float,
-        rpc_latency: RpcLatencyRecorder | None,
+        table: ProcessorTable,
     ) -> None:
         executor = registration.executor
+        rpc_latency = table.rpc_latency
         try:
             response = await executor.run(
-                lambda: ProcessorTable._start(ctx, registration, request, admitted)
+                lambda: ProcessorTable._start(ctx, registration, request, admitted, table.rpc_hooks)
             )
             if response is None or request.is_oneway:
                 return

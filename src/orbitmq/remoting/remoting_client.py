@@ -20,6 +20,7 @@ from orbitmq.remoting.errors import (
 )
 from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
+from orbitmq.remoting.rpc_hook import RPCHook
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,9 @@ class RemotingClient(ProcessorRegistry):
     RemotingTimeoutError when no answer comes in time (the connection is closed too when
     ``close_socket_if_timeout``, RocketMQ's clientCloseSocketIfTimeout, default true).
 
+    ``rpc_hook`` runs on every request before it is written (RocketMQ's registerRPCHook:
+    ``AclClientRPCHook`` signs it).
+
     Safe to share between tasks of one event loop; not thread-safe.
     """
 
@@ -66,8 +70,10 @@ class RemotingClient(ProcessorRegistry):
         ssl: ssl_module.SSLContext | None = None,
         max_frame_bytes: int = MAX_FRAME_BYTES,
         table: ProcessorTable | None = None,
+        rpc_hook: RPCHook | None = None,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
+        self.rpc_hook = rpc_hook
         self.channel_max_idle_s = channel_max_idle_s
         self.close_socket_if_timeout = close_socket_if_timeout
         self._ssl = ssl
@@ -88,6 +94,8 @@ class RemotingClient(ProcessorRegistry):
     ) -> RemotingCommand:
         """Send ``request`` to ``addr`` and return its response. ``timeout_s`` covers
         connecting as well (RocketMQ subtracts the connect time too)."""
+        if self.rpc_hook is not None:
+            self.rpc_hook.do_before_request(addr, request)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         try:
@@ -115,6 +123,8 @@ class RemotingClient(ProcessorRegistry):
 
     async def invoke_oneway(self, addr: str, request: RemotingCommand) -> None:
         """Send ``request`` marked oneway; returns once it is written (no answer comes)."""
+        if self.rpc_hook is not None:
+            self.rpc_hook.do_before_request(addr, request)
         channel = await self.get_channel(addr)
         try:
             channel.invoke_oneway(request)

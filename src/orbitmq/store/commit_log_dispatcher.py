@@ -4,6 +4,7 @@ and CommitLogDispatcherBuildIndex): what the reput service does with each dispat
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
 from orbitmq.store.consume_queue import ConsumeQueue
 from orbitmq.store.dispatch_batch import DispatchBatch
@@ -23,37 +24,37 @@ class CommitLogDispatcherBuildConsumeQueue:
         self._mark_dirty = mark_dirty
 
     def dispatch(self, batch: DispatchBatch) -> None:
+        """Each queue's units of the round in one ``put_units`` (a write per file), and
+        the queue marked for the flush once: a few calls per queue, not per message."""
         get_queue = self._get_queue
         mark_dirty = self._mark_dirty
-        visible = batch.visible()
-        topics = batch.topics
-        queue_ids = batch.queue_ids
+        commit_log_offsets = batch.commit_log_offsets
+        sizes = batch.sizes
+        tags_codes = batch.tags_codes
         queue_offsets = batch.queue_offsets
-        count = len(topics)
-        start = 0
-        while start < count:
-            if not visible[start]:  # prepared and rolled-back halves stay invisible
-                start += 1
-                continue
-            topic, queue_id = topics[start], queue_ids[start]
-            end = start + 1
-            while (
-                end < count
-                and visible[end]
-                and queue_ids[end] == queue_id
-                and queue_offsets[end] == queue_offsets[end - 1] + 1
-                and topics[end] == topic
-            ):
-                end += 1
+        for (topic, queue_id), rows in batch.queue_rows().items():
             queue = get_queue(topic, queue_id)
-            queue.put_units(
-                queue_offsets[start],
-                batch.commit_log_offsets[start:end],
-                batch.sizes[start:end],
-                batch.tags_codes[start:end],
-            )
+            if len(rows) == 1:
+                row = rows[0]
+                queue.put_message_position_info(
+                    commit_log_offsets[row], sizes[row], tags_codes[row], queue_offsets[row]
+                )
+            else:
+                pick = itemgetter(*rows)
+                offsets = pick(queue_offsets)
+                first = offsets[0]
+                if offsets == tuple(range(first, first + len(rows))):
+                    queue.put_units(first, pick(commit_log_offsets), pick(sizes), pick(tags_codes))
+                else:
+                    # Not one run (a queue whose offsets jump): each unit at its own offset.
+                    for row in rows:
+                        queue.put_message_position_info(
+                            commit_log_offsets[row],
+                            sizes[row],
+                            tags_codes[row],
+                            queue_offsets[row],
+                        )
             mark_dirty(queue)
-            start = end
 
 
 class CommitLogDispatcherBuildIndex:

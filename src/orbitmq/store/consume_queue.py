@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import numpy as np
@@ -41,7 +41,7 @@ def is_message_unit(offset: int, size: int) -> bool:
     return offset >= 0 and 0 < size < BLANK_UNIT_SIZE
 
 
-def _pack_units(offsets: list[int], sizes: list[int], tags_codes: list[int]) -> bytes:
+def _pack_units(offsets: Sequence[int], sizes: Sequence[int], tags_codes: Sequence[int]) -> bytes:
     """The units of a run, as they are laid out in the file."""
     if len(offsets) < _NUMPY_FROM:
         return b"".join(map(UNIT.pack, offsets, sizes, tags_codes))
@@ -229,33 +229,44 @@ class ConsumeQueue:
     def put_units(
         self,
         first_cq_offset: int,
-        offsets: list[int],
-        sizes: list[int],
-        tags_codes: list[int],
+        offsets: Sequence[int],
+        sizes: Sequence[int],
+        tags_codes: Sequence[int],
     ) -> None:
         """Write the units of consecutive queue offsets from ``first_cq_offset`` at once.
 
-        The usual case — they follow the last unit and fit its file — is one copy; any
-        other case goes unit by unit.
+        Where they follow the last unit, each file's share is one copy (a run that reaches
+        the end of a file goes on in a new one); a unit anywhere else (a queue starting
+        later, a gap, a unit written before) goes through ``put_message_position_info``.
+        Raises OSError when a file cannot be created or its blocks reserved.
         """
         count = len(offsets)
-        mapped = self.mapped_file_queue.last()
-        expect = first_cq_offset * CQ_STORE_UNIT_SIZE
-        if (
-            count > 1
-            and mapped is not None
-            and expect == mapped.file_from_offset + mapped.wrote_position
-            and mapped.wrote_position + count * CQ_STORE_UNIT_SIZE <= mapped.file_size
-        ):
+        queue = self.mapped_file_queue
+        done = 0
+        while done < count:
+            position = (first_cq_offset + done) * CQ_STORE_UNIT_SIZE
+            mapped = queue.last()
+            if mapped is not None and position == mapped.file_from_offset + mapped.file_size:
+                mapped = queue.last_or_create(position)  # on from the end of a file: a new one
+            room = 0
+            if mapped is not None and position == mapped.file_from_offset + mapped.wrote_position:
+                room = (mapped.file_size - mapped.wrote_position) // CQ_STORE_UNIT_SIZE
+            if mapped is None or not room:
+                self.put_message_position_info(
+                    offsets[done], sizes[done], tags_codes[done], first_cq_offset + done
+                )
+                done += 1
+                continue
+            end = min(count, done + room)
             start = mapped.wrote_position
-            end = start + count * CQ_STORE_UNIT_SIZE
-            mapped.reserve(end)
-            mapped.buffer[start:end] = _pack_units(offsets, sizes, tags_codes)
-            mapped.wrote_position = end
-            self.max_physic_offset = offsets[-1] + sizes[-1]
-            return
-        for i, (offset, size, tags) in enumerate(zip(offsets, sizes, tags_codes, strict=True)):
-            self.put_message_position_info(offset, size, tags, first_cq_offset + i)
+            stop = start + (end - done) * CQ_STORE_UNIT_SIZE
+            mapped.reserve(stop)
+            mapped.buffer[start:stop] = _pack_units(
+                offsets[done:end], sizes[done:end], tags_codes[done:end]
+            )
+            mapped.wrote_position = stop
+            self.max_physic_offset = offsets[end - 1] + sizes[end - 1]
+            done = end
 
     def _fill_hole(self, position: int, offset: int, size: int, tags_code: int) -> None:
         mapped = self.mapped_file_queue.find_by_offset(position)

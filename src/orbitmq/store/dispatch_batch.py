@@ -11,7 +11,8 @@ parts (topic, TAGS, KEYS, UNIQ_KEY) are picked out record by record, straight fr
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -56,6 +57,7 @@ _topics: dict[bytes, str] = {}
 @dataclass(slots=True)
 class DispatchBatch:
     """Consecutive valid records, one entry per record in every column, in log order.
+    Used by the thread that parsed it (its grouping by queue is cached unlocked).
 
     Columns are lists, not arrays: most rounds hold a few records, and every numpy call
     on a tiny array costs more than the Python loop it would replace."""
@@ -73,6 +75,11 @@ class DispatchBatch:
     #: Raw KEYS values (space-separated keys), None when absent.
     keys: list[bytes | None]
     uniq_keys: list[bytes | None]
+    #: ``queue_rows``' answer once asked: the consume-queue dispatcher and the arrival
+    #: notice both want it, and the columns do not change after parsing.
+    _queue_rows: dict[tuple[str, int], list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __len__(self) -> int:
         return len(self.topics)
@@ -82,6 +89,37 @@ class DispatchBatch:
         # One bit tells them apart: prepared (01) and rolled back (11) have the low bit of the
         # transaction type set, plain (00) and committed (10) do not.
         return [not flags & sf.TRANSACTION_PREPARED_TYPE for flags in self.sys_flags]
+
+    def queue_rows(self) -> dict[tuple[str, int], list[int]]:
+        """The rows of the visible records of each (topic, queue id), in log order; queues
+        in the order of their first visible record. Worked out once per batch."""
+        rows = self._queue_rows
+        if rows is None:
+            keys = zip(self.topics, self.queue_ids, strict=True)
+            # Most rounds hold no transaction half: a look at the round's few distinct flag
+            # values spares the per-record loop the visibility test.
+            if any(flags & sf.TRANSACTION_PREPARED_TYPE for flags in set(self.sys_flags)):
+                rows = {}
+                for row, (key, seen) in enumerate(zip(keys, self.visible(), strict=True)):
+                    if seen:
+                        rows.setdefault(key, []).append(row)
+            else:
+                rows = _group_rows(keys)
+            self._queue_rows = rows
+        return rows
+
+
+def _group_rows(keys: Iterator[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+    """Row numbers by key (the hot loop: one dict lookup and one append a record)."""
+    rows: dict[tuple[str, int], list[int]] = {}
+    get = rows.get
+    for row, key in enumerate(keys):
+        group = get(key)
+        if group is None:
+            rows[key] = [row]
+        else:
+            group.append(row)
+    return rows
 
 
 @dataclass(slots=True)

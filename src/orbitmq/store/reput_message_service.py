@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
@@ -196,23 +195,12 @@ class ReputMessageService(Service):
         listener = self.listener
         if listener is None:
             return
-        last_offsets: dict[tuple[str, int], int] = {}
-        tags_codes: dict[tuple[str, int], set[int]] = defaultdict(set)
-        for topic, queue_id, offset, tags_code, seen in zip(
-            batch.topics,
-            batch.queue_ids,
-            batch.queue_offsets,
-            batch.tags_codes,
-            batch.visible(),
-            strict=True,
-        ):
-            if seen:
-                last_offsets[(topic, queue_id)] = offset
-                tags_codes[(topic, queue_id)].add(tags_code)
-        for (topic, queue_id), last_offset in last_offsets.items():
+        queue_offsets = batch.queue_offsets
+        tags_codes = batch.tags_codes.__getitem__
+        for (topic, queue_id), rows in batch.queue_rows().items():
             try:
-                codes = frozenset(tags_codes[(topic, queue_id)])
-                listener(topic, queue_id, last_offset + 1, codes)
+                codes = frozenset(map(tags_codes, rows))
+                listener(topic, queue_id, queue_offsets[rows[-1]] + 1, codes)
             except Exception:
                 log.exception("message arriving listener failed")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
+from orbitmq.client import AclAdmin, BrokerAdmin, ClientConfig, GroupAdmin
 from orbitmq.client import AdminClient as AsyncAdminClient
-from orbitmq.client import BrokerAdmin, ClientConfig, GroupAdmin
 from orbitmq.sync.facade import DEFAULT_CALL_TIMEOUT_S, Facade, blocking
 
 P = ParamSpec("P")
@@ -21,11 +21,16 @@ def _admin(
 def _admin(
     method: Callable[Concatenate[BrokerAdmin, P], Coroutine[Any, Any, T]],
 ) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]: ...
+@overload
+def _admin(
+    method: Callable[Concatenate[AclAdmin, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]: ...
 def _admin(
     method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]],
 ) -> Callable[Concatenate[AsyncAdminClient, P], Coroutine[Any, Any, T]]:
-    """A mixin's method (``GroupAdmin``, ``BrokerAdmin``) as one of ``AdminClient``, which
-    is both, so the facade wraps it for the admin client it owns."""
+    """A mixin's method (``GroupAdmin``, ``BrokerAdmin``, ``AclAdmin``) as one of
+    ``AdminClient``, which is all three, so the facade wraps it for the admin client it
+    owns."""
     return method
 
 
@@ -87,3 +92,8 @@ class AdminClient(Facade[AsyncAdminClient]):
     broker_consume_stats = blocking(_admin(AsyncAdminClient.broker_consume_stats))
     clean_expired_cq = blocking(_admin(AsyncAdminClient.clean_expired_cq))
     query_cq = blocking(_admin(AsyncAdminClient.query_cq))
+    update_acl_config = blocking(_admin(AsyncAdminClient.update_acl_config))
+    delete_acl_config = blocking(_admin(AsyncAdminClient.delete_acl_config))
+    update_global_white_addrs = blocking(_admin(AsyncAdminClient.update_global_white_addrs))
+    cluster_acl_config_version = blocking(_admin(AsyncAdminClient.cluster_acl_config_version))
+    acl_config = blocking(_admin(AsyncAdminClient.acl_config))

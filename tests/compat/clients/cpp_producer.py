@@ -13,6 +13,9 @@ Message i has body ``body-i``, tag ``tag-{i % 2}``, keys ``key-i`` and the user 
 - ``orderly``: ``send_orderly`` with the order key ``i % ORDER_KEYS`` as argument (the
   wrapper's selector takes queue ``arg % queue count``); one line per message.
 - ``delay``: ``send_sync`` with delay level 1 (1 s); one line per message.
+
+With ``COMPAT_ACCESS_KEY`` and ``COMPAT_SECRET_KEY`` in the environment the producer signs
+its requests (``set_session_credentials``), for a broker with aclEnable=true.
 """
 
 from __future__ import annotations
@@ -86,6 +89,10 @@ def main() -> None:
     mode = sys.argv[5] if len(sys.argv) > 5 else "sync"
     producer = Producer(group, timeout=5000)
     producer.set_namesrv_addr(namesrv)
+    if os.environ.get("COMPAT_ACCESS_KEY"):
+        producer.set_session_credentials(
+            os.environ["COMPAT_ACCESS_KEY"], os.environ["COMPAT_SECRET_KEY"], "ALIYUN"
+        )
     producer.start()
     if mode == "async":
         send_async(producer, topic, count)

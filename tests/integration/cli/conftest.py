@@ -5,14 +5,19 @@ thread (real sockets, real stores); results read back from ``--json``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from orbitmq.cli.main import cli
+from orbitmq.client import ConsumeContext, PushConsumer, PushConsumerConfig
+from orbitmq.common import MessageExt
+from orbitmq.protocol import ConsumeFromWhere
 from orbitmq.testing import ThreadedCluster
+from tests.eventually import eventually
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +62,27 @@ class Orbitmq:
 @pytest.fixture(scope="module")
 def orbitmq(cluster: ThreadedCluster) -> Orbitmq:
     return Orbitmq(cluster.namesrv_addr)
+
+
+@contextmanager
+def running_consumer(
+    cluster: ThreadedCluster, group: str, topic: str, expression: str = "*", *, count: int
+) -> Iterator[PushConsumer]:
+    """A push consumer of ``group`` on the cluster's loop, from the first offset, until it
+    has consumed ``count`` messages and committed its offsets; stopped on leaving."""
+    seen: list[MessageExt] = []
+
+    async def listener(messages: Sequence[MessageExt], context: ConsumeContext) -> None:
+        seen.extend(messages)
+
+    config = PushConsumerConfig(consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer = PushConsumer(group, namesrv_addr=cluster.namesrv_addr, config=config)
+    consumer.subscribe(topic, expression)
+    consumer.register_listener(listener)
+    cluster.call(consumer.start())
+    try:
+        eventually(lambda: len(seen) >= count or None, what=f"{count} messages consumed")
+        cluster.call(consumer.persist_offsets())
+        yield consumer
+    finally:
+        cluster.call(consumer.shutdown())

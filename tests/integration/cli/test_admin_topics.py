@@ -18,13 +18,15 @@ def test_help_lists_every_command_under_its_section() -> None:
     result = CliRunner().invoke(cli, ["admin", "--help"])
     assert result.exit_code == 0
     text = result.stdout
-    titles = ["Topic:", "Consumer group:", "Message:", "Broker:", "Cluster:", "Dead letters:"]
+    titles = ["Topic:", "Consumer group:", "Message:", "Broker:", "Cluster:", "Name server:",
+              "Dead letters:", "ACL:"]  # fmt: skip
     positions = [text.index(t) for t in titles]
     assert positions == sorted(positions)
     for name in ("updateTopic", "topicStatus", "consumerProgress", "queryMsgByOffset",
-                 "clusterRT", "sendMsgStatus", "dlq", "queryMsgTraceById"):  # fmt: skip
+                 "clusterRT", "sendMsgStatus", "dlq", "queryMsgTraceById", "statsAll",
+                 "updateSubGroup", "getNamesrvConfig", "deleteKvConfig"):  # fmt: skip
         assert f"  {name} " in text
-    assert sum(len(s.commands) for s in SECTIONS) == 22
+    assert sum(len(s.commands) for s in SECTIONS) == 44
 
 
 def test_a_topic_from_creation_to_deletion(orbitmq: Orbitmq) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from orbitmq.cli.admin import broker, cluster, dlq, group, message, topic
+from orbitmq.cli.admin import acl, broker, cluster, dlq, group, message, namesrv, topic
 from orbitmq.cli.admin.registry import CommandRegistry
 
 #: The sections in the order ``orbitmq admin --help`` lists them.
@@ -17,7 +17,9 @@ SECTIONS: tuple[CommandRegistry, ...] = (
     message.COMMANDS,
     broker.COMMANDS,
     cluster.COMMANDS,
+    namesrv.COMMANDS,
     dlq.COMMANDS,
+    acl.COMMANDS,
 )
 
 

@@ -27,7 +27,7 @@ def cluster_list(session: Session) -> None:
     session.out.table(("clusterName", "brokerName", "brokerId", "brokerAddr"), rows)
 
 
-def _brokers(info: ClusterInfo, cluster: str | None) -> list[tuple[str, str]]:
+def brokers_of(info: ClusterInfo, cluster: str | None) -> list[tuple[str, str]]:
     """(cluster, broker name) of every broker group of ``cluster`` (of all when None)."""
     if cluster is not None and cluster not in info.cluster_addr_table:
         known = ", ".join(sorted(info.cluster_addr_table)) or "none"
@@ -51,7 +51,7 @@ def cluster_rt(session: Session, amount: int, size: int, cluster: str | None) ->
     """Time sends to each broker through the topic named after it."""
 
     async def measure(admin: AdminClient) -> list[dict[str, object]]:
-        brokers = _brokers(await admin.cluster_info(), cluster)
+        brokers = brokers_of(await admin.cluster_info(), cluster)
         rows: list[dict[str, object]] = []
         async with Producer(CLI_PRODUCER_GROUP, instance=admin.instance) as producer:
             with session.out.progress("sending", amount * len(brokers)) as advance:

@@ -1,6 +1,6 @@
 """mqadmin's message commands: queryMsgById, queryMsgByKey, queryMsgByUniqueKey,
 queryMsgByOffset, printMsg, consumeMessage, sendMessage, checkMsgSendRT, and
-queryMsgTraceById (from :mod:`orbitmq.cli.trace_command`)."""
+queryMsgTraceById (from :mod:`orbitmq.cli.admin.trace`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,20 @@ import click
 
 from orbitmq.cli.admin.registry import CommandRegistry
 from orbitmq.cli.admin.send_rt import CLI_PRODUCER_GROUP, summary, timed_sends
+from orbitmq.cli.admin.trace import query_msg_trace_by_id
 from orbitmq.cli.console import fail
 from orbitmq.cli.message_view import ROW_COLUMNS, message_record, message_row
-from orbitmq.cli.queue_scan import ScanRange, scan_messages
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import FORMS
-from orbitmq.cli.trace_command import query_msg_trace_by_id
-from orbitmq.client import MQClientError, Producer, QueueReader
+from orbitmq.client import (
+    AdminClient,
+    MessageTrack,
+    MQClientError,
+    Producer,
+    QueueReader,
+    ScanRange,
+    scan_messages,
+)
 from orbitmq.common import SUB_ALL, Message, MessageExt, MessageQueue
 
 COMMANDS = CommandRegistry("Message")
@@ -27,8 +34,36 @@ DEFAULT_MAX_NUM: Final = 64
 DEFAULT_CONSUME_COUNT: Final = 128
 
 
-def print_message(session: Session, message: MessageExt) -> None:
-    session.out.record(message_record(message), title=f"message {message.msg_id}")
+def print_message(
+    session: Session, message: MessageExt, tracks: list[MessageTrack] | None = None
+) -> None:
+    """The message's fields, then, when ``tracks`` is given, what became of it for each
+    group consuming its topic (mqadmin's rows: CONSUMED, NOT_CONSUME_YET, NOT_ONLINE ...)."""
+    record = message_record(message)
+    if tracks is None:
+        session.out.record(record, title=f"message {message.msg_id}")
+        return
+    consumed_by = [
+        {"consumerGroup": t.consumer_group, "trackType": t.track_type.value,
+         "exceptionDesc": t.exception_desc}
+        for t in tracks
+    ]  # fmt: skip
+    if session.out.as_json:
+        session.out.data({**record, "consumedBy": consumed_by})
+        return
+    session.out.record(record, title=f"message {message.msg_id}")
+    session.out.table(
+        ("consumerGroup", "trackType", "exceptionDesc"),
+        [list(t.values()) for t in consumed_by],
+        title="consumed by" if tracks else "WARN: No Consumer",
+    )
+
+
+async def with_tracks(
+    admin: AdminClient, message: MessageExt
+) -> tuple[MessageExt, list[MessageTrack]]:
+    """The message and its track for each group consuming its topic."""
+    return message, await admin.message_track_detail(message)
 
 
 def print_rows(session: Session, messages: list[MessageExt], *, body: bool) -> None:
@@ -54,7 +89,11 @@ async def message_at(session: Session, mq: MessageQueue, offset: int) -> Message
 @session_options
 def query_msg_by_id(session: Session, msg_id: str, topic: str | None) -> None:
     """A message by its offset message id (where it is stored), with all its fields."""
-    print_message(session, session.admin(lambda admin: admin.view_message(msg_id, topic)))
+
+    async def find(admin: AdminClient) -> tuple[MessageExt, list[MessageTrack]]:
+        return await with_tracks(admin, await admin.view_message(msg_id, topic))
+
+    print_message(session, *session.admin(find))
 
 
 @COMMANDS.command("queryMsgByUniqueKey")
@@ -63,8 +102,11 @@ def query_msg_by_id(session: Session, msg_id: str, topic: str | None) -> None:
 @session_options
 def query_msg_by_unique_key(session: Session, msg_id: str, topic: str) -> None:
     """A message by the unique id its producer gave it, looked up in the topic's index."""
-    found = session.admin(lambda admin: admin.query_message_by_unique_id(topic, msg_id))
-    print_message(session, found)
+
+    async def find(admin: AdminClient) -> tuple[MessageExt, list[MessageTrack]]:
+        return await with_tracks(admin, await admin.query_message_by_unique_id(topic, msg_id))
+
+    print_message(session, *session.admin(find))
 
 
 @COMMANDS.command("queryMsgByKey")
@@ -99,7 +141,11 @@ def query_msg_by_offset(
 ) -> None:
     """The message at an offset of a queue."""
     mq = MessageQueue(topic, broker, queue_id)
-    print_message(session, session.run(message_at(session, mq, offset)))
+
+    async def find(admin: AdminClient) -> tuple[MessageExt, list[MessageTrack]]:
+        return await with_tracks(admin, await message_at(session, mq, offset))
+
+    print_message(session, *session.admin(find))
 
 
 def scan_to_rows(

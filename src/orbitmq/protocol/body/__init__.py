@@ -7,6 +7,7 @@ always standard JSON.
 
 from orbitmq.protocol.body.broker_stats import (
     GROUP_GET_NUMS,
+    TOPIC_PUT_NUMS,
     BrokerStatsData,
     BrokerStatsItem,
     ConsumeStatsList,
@@ -73,6 +74,7 @@ __all__ = [
     "MASTER_ID",
     "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_GROUP_SEPARATOR",
+    "TOPIC_PUT_NUMS",
     "Body",
     "BodyError",
     "BrokerData",

@@ -6,6 +6,12 @@ gives extFields for the wire. One module per area: send, pull, namesrv, consumer
 transaction, admin.
 """
 
+from orbitmq.protocol.header.acl import (
+    CreateAccessConfigRequestHeader,
+    DeleteAccessConfigRequestHeader,
+    GetBrokerAclConfigResponseHeader,
+    UpdateGlobalWhiteAddrsConfigRequestHeader,
+)
 from orbitmq.protocol.header.admin import (
     ConsumeMessageDirectlyResultRequestHeader,
     CreateTopicRequestHeader,
@@ -95,12 +101,15 @@ __all__ = [
     "CommandHeader",
     "ConsumeMessageDirectlyResultRequestHeader",
     "ConsumerSendMsgBackRequestHeader",
+    "CreateAccessConfigRequestHeader",
     "CreateTopicRequestHeader",
+    "DeleteAccessConfigRequestHeader",
     "DeleteKVConfigRequestHeader",
     "DeleteSubscriptionGroupRequestHeader",
     "DeleteTopicFromNamesrvRequestHeader",
     "DeleteTopicRequestHeader",
     "EndTransactionRequestHeader",
+    "GetBrokerAclConfigResponseHeader",
     "GetBrokerConfigResponseHeader",
     "GetConsumeStatsInBrokerHeader",
     "GetConsumeStatsRequestHeader",
@@ -147,6 +156,7 @@ __all__ = [
     "UnRegisterBrokerRequestHeader",
     "UnregisterClientRequestHeader",
     "UpdateConsumerOffsetRequestHeader",
+    "UpdateGlobalWhiteAddrsConfigRequestHeader",
     "ViewBrokerStatsDataRequestHeader",
     "ViewMessageRequestHeader",
     "WipeWritePermOfBrokerRequestHeader",

@@ -1,6 +1,6 @@
-"""``queryMsgTraceById`` through the command line (click's runner) against a cluster on a
-thread of its own: the JSON and the tables show the send and the consume; a wrong name
-server is one line on stderr and exit status 1."""
+"""``orbitmq admin queryMsgTraceById`` (click's runner) against a cluster with the trace
+topic on: the JSON and the tables show the send and the consume; an unknown trace topic or
+a wrong name server is one line on stderr and exit status 1."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from orbitmq.cli.trace_command import query_msg_trace_by_id
+from orbitmq.cli.main import cli
 from orbitmq.client import (
     ConsumeContext,
     Producer,
@@ -60,7 +60,7 @@ async def send_and_consume(namesrv: str) -> str:
 
 
 def invoke(*args: str) -> Result:
-    return CliRunner().invoke(query_msg_trace_by_id, list(args))
+    return CliRunner().invoke(cli, ["admin", "queryMsgTraceById", *args])
 
 
 def test_json_and_tables_show_the_send_and_the_consume(cluster: ThreadedCluster) -> None:
@@ -69,7 +69,7 @@ def test_json_and_tables_show_the_send_and_the_consume(cluster: ThreadedCluster)
     def complete() -> dict[str, Any] | None:
         result = invoke("-n", cluster.namesrv_addr, "-i", msg_id, "--json")
         assert result.exit_code == 0, result.output
-        trace: dict[str, Any] = json.loads(result.output)
+        trace: dict[str, Any] = json.loads(result.stdout)
         return trace if trace["pub"] and trace["sub"] else None
 
     trace = eventually(complete, what="Pub and Sub rows")
@@ -92,13 +92,14 @@ def test_no_trace_says_so(cluster: ThreadedCluster) -> None:
 def test_an_unknown_trace_topic_is_one_line_and_exit_1(cluster: ThreadedCluster) -> None:
     result = invoke("-n", cluster.namesrv_addr, "-i", "X", "-t", "NoSuchTraceTopic")
     assert result.exit_code == 1
-    assert result.output.startswith("orbitmq: error: trace topic NoSuchTraceTopic does not ex")
-    assert len(result.output.strip().splitlines()) == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("orbitmq: error: trace topic NoSuchTraceTopic does not ex")
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_wrong_name_server_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAMESRV_ADDR", "127.0.0.1:1")
     result = invoke("-i", "X")
     assert result.exit_code == 1
-    assert len(result.output.strip().splitlines()) == 1
-    assert "orbitmq: error:" in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("orbitmq: error:")

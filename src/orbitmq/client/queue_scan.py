@@ -1,13 +1,15 @@
 """Reading a topic's stored messages queue by queue, without a consumer group: by offset
 range or by store time range (each end found by the broker's search-by-timestamp). What
-mqadmin printMsg and consumeMessage do, and ``orbitmq query --begin/--end``."""
+mqadmin printMsg and consumeMessage do, ``orbitmq query --begin/--end`` and the console's
+message search by time."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from orbitmq.client import MQClientError, QueueReader
+from orbitmq.client.errors import MQClientError
+from orbitmq.client.queue_reader import QueueReader
 from orbitmq.common import SUB_ALL, MessageExt, MessageQueue
 
 
