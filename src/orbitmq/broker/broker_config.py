@@ -110,6 +110,11 @@ class BrokerConfig:
     #: The web console ``orbitmq start`` serves beside the broker (not a RocketMQ key: its
     #: dashboard is a separate application): its port, 0 any free port, -1 none.
     console_port: int = 8080
+    #: Serve the console over HTTPS with this certificate chain and key (PEM; the key's
+    #: password if it has one); empty: plain HTTP.
+    console_cert_path: str = ""
+    console_key_path: str = ""
+    console_key_password: str = ""
 
     @property
     def namesrv_addresses(self) -> list[str]:

@@ -22,7 +22,7 @@ from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
-from orbitmq.cli.web_console import ConsoleStarter, console_starter
+from orbitmq.cli.web_console import ConsoleStarter, console_ssl, console_starter
 from orbitmq.client import ClientConfig
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
@@ -261,12 +261,16 @@ def _embedded_metrics(
 
 
 def _console_of(config: BrokerConfig, tls: TlsSystemConfig) -> ConsoleStarter | None:
-    """The console to serve beside the broker, connecting as the broker does (tls.enable);
-    None when consolePort is -1."""
+    """The console to serve beside the broker, connecting as the broker does (tls.enable),
+    over HTTPS with consoleCertPath; None when consolePort is -1. ConfigError for a
+    certificate that cannot be loaded."""
     if config.console_port == -1:
         return None
     client_config = ClientConfig(use_tls=tls.enable, tls_config=tls)
-    return console_starter(config.bind_address, config.console_port, client_config)
+    https = console_ssl(
+        config.console_cert_path, config.console_key_path, config.console_key_password
+    )
+    return console_starter(config.bind_address, config.console_port, client_config, https)
 
 
 async def _start_console(
@@ -349,10 +353,9 @@ def start(
         embedded = embedded_config(
             config_path, data_dir, namesrv_port, listen_port, bind, metrics_port, console_port
         )
+        console = _console_of(embedded.broker, embedded.tls)
     except ConfigError as exc:
         fail(str(exc))
-
-    console = _console_of(embedded.broker, embedded.tls)
 
     async def start_all() -> Callable[[], Awaitable[None]]:
         namesrv_controller = NamesrvController(embedded.namesrv, tls=embedded.tls)

@@ -3,6 +3,7 @@ the console ``orbitmq start`` serves beside its broker (consolePort)."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -34,8 +35,28 @@ def console_class() -> type[ConsoleServer]:
     return ConsoleServer
 
 
+def console_ssl(cert_path: str, key_path: str, key_password: str = "") -> ssl.SSLContext | None:
+    """The console's HTTPS context from a certificate chain and its key (PEM); None without
+    a certificate. ConfigError naming the files when they cannot be loaded."""
+    if not cert_path and not key_path:
+        return None
+    if not cert_path or not key_path:
+        raise ConfigError("the console's HTTPS needs both a certificate and a key")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert_path, key_path, password=key_password or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"the console's certificate {cert_path} with the key {key_path}: {exc}"
+        ) from exc
+    return context
+
+
 def console_starter(
-    host: str, port: int, client_config: ClientConfig | None = None
+    host: str,
+    port: int,
+    client_config: ClientConfig | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> ConsoleStarter:
     """``orbitmq start``'s console, loaded before the servers start (its import takes a
     moment the ready line should not wait for): given the name servers, it starts and gives
@@ -53,7 +74,11 @@ def console_starter(
 
     async def start(namesrv_addr: str) -> tuple[str, Callable[[], Awaitable[None]]]:
         server = server_class(
-            namesrv_addr=namesrv_addr, host=host, port=port, client_config=client_config
+            namesrv_addr=namesrv_addr,
+            host=host,
+            port=port,
+            client_config=client_config,
+            ssl_context=ssl_context,
         )
         await server.start()
         return f"console {server.url}", server.stop
@@ -93,9 +118,21 @@ async def _nothing() -> None:
     type=click.Path(dir_okay=False),
     help=TLS_CONFIG_FILE_HELP,
 )
+@click.option("--cert", default="", help="Serve HTTPS with this certificate chain (PEM).")
+@click.option("--key", default="", help="The certificate's key (PEM), with --cert.")
+@click.option(
+    "--key-password", default="", envvar="ORBITMQ_CONSOLE_KEY_PASSWORD", help="The key's password."
+)
 @log_level_option()
 def console(
-    namesrv_addr: str, port: int, bind: str, use_tls: bool, tls_config_file: str | None
+    namesrv_addr: str,
+    port: int,
+    bind: str,
+    use_tls: bool,
+    tls_config_file: str | None,
+    cert: str,
+    key: str,
+    key_password: str,
 ) -> None:
     """Serve the web console (cluster, topics, groups, messages, dead letters)."""
     # Imported here: the servers' module imports the broker, which this command never needs
@@ -108,7 +145,11 @@ def console(
         tls = client_tls(use_tls, tls_config_file)
         client_config = ClientConfig(use_tls=tls.enable, tls_config=tls)
         server = console_class()(
-            namesrv_addr=namesrv_addr, host=bind, port=port, client_config=client_config
+            namesrv_addr=namesrv_addr,
+            host=bind,
+            port=port,
+            client_config=client_config,
+            ssl_context=console_ssl(cert, key, key_password),
         )
     except ConfigError as exc:
         fail(str(exc))

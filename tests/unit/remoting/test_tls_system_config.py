@@ -12,6 +12,7 @@ import pytest
 
 from orbitmq.broker import load_broker_config
 from orbitmq.cli.session import client_tls
+from orbitmq.cli.web_console import console_ssl
 from orbitmq.common.errors import ConfigError
 from orbitmq.remoting import (
     DEFAULT_TLS_CONFIG_FILE,
@@ -22,7 +23,7 @@ from orbitmq.remoting import (
     load_tls_config,
 )
 from orbitmq.spark.options import OptionError, SinkOptions, SourceOptions
-from tests.tls_certs import Pki, make_pki
+from tests.tls_certs import SERVER_KEY_PASSWORD, Pki, make_pki
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +145,13 @@ def test_cli_and_spark_options(pki: Pki, tmp_path: Path) -> None:
     assert not sink.endpoint.client_config().use_tls
     with pytest.raises(OptionError, match="tlsConfigFile"):
         SinkOptions.parse({"namesrvAddr": "h:9876", "tlsConfigFile": str(tmp_path / "x")})
+
+
+def test_console_https_context(pki: Pki) -> None:
+    assert console_ssl("", "") is None  # plain HTTP
+    with pytest.raises(ConfigError, match="both a certificate and a key"):
+        console_ssl(str(pki.server_cert), "")
+    with pytest.raises(ConfigError, match=str(pki.server_cert)):
+        console_ssl(str(pki.server_cert), str(pki.server_key), "wrong")
+    context = console_ssl(str(pki.server_cert), str(pki.server_key), SERVER_KEY_PASSWORD)
+    assert context is not None
