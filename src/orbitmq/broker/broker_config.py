@@ -21,7 +21,7 @@ from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.topic import RMQ_SYS_TRACE_TOPIC
 from orbitmq.protocol import DEFAULT_BROKER_PORT
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
-from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, TLS_KEYS
 from orbitmq.store import MAX_FRAME_BODY_SIZE, BrokerRole, MessageStoreConfig
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,11 @@ class BrokerConfig:
     #: The web console ``orbitmq start`` serves beside the broker (not a RocketMQ key: its
     #: dashboard is a separate application): its port, 0 any free port, -1 none.
     console_port: int = 8080
+    #: Serve the console over HTTPS with this certificate chain and key (PEM; the key's
+    #: password if it has one); empty: plain HTTP.
+    console_cert_path: str = ""
+    console_key_path: str = ""
+    console_key_password: str = ""
 
     @property
     def namesrv_addresses(self) -> list[str]:
@@ -165,7 +170,8 @@ def load_broker_config(
             raise ConfigError(f"cannot read the broker config {path}: {exc.strerror}") from exc
         properties = parse_properties(text)
         keys = frozenset(properties)
-        unknown = bind_properties(properties, [broker, store])
+        # The tls.* keys are load_tls_config's.
+        unknown = [k for k in bind_properties(properties, [broker, store]) if k not in TLS_KEYS]
         for key in unknown:
             log.warning("%s: unknown key %r ignored", path, key)
     _resolve_ha_keys(broker, store, keys)

@@ -58,6 +58,7 @@ from orbitmq.remoting import (
     RemotingServer,
     RequestExecutor,
     RequestProcessor,
+    TlsSystemConfig,
 )
 from orbitmq.store import BrokerRole, MessageStore, MessageStoreConfig, TimerMessageStore
 
@@ -88,11 +89,12 @@ class BrokerController(AsyncLifetime):
         fs: FileSystem = OS_FILE_SYSTEM,
         find_subscription: SubscriptionLookup | None = None,
         config_path: str | None = None,
+        tls: TlsSystemConfig | None = None,
     ) -> None:
         """``config_path`` is the broker.conf the broker was started with (``-c``), where
-        UPDATE_BROKER_CONFIG saves its changes; None: changes are not saved."""
-        self.broker_config = broker_config
-        self.store_config = store_config
+        UPDATE_BROKER_CONFIG saves its changes; None: changes are not saved. ``tls``: the
+        tls.* settings of both ports and of the broker's own connections (None: plain)."""
+        self.broker_config, self.store_config, self.tls = broker_config, store_config, tls
         self.configuration = BrokerConfiguration(
             broker_config, store_config, config_path, clock=clock
         )
@@ -103,21 +105,14 @@ class BrokerController(AsyncLifetime):
         self._build_delivery(clock, fs)
         self._build_replication(fs)
         self._build_processors(find_subscription)
-        self.remoting_server = RemotingServer(
-            broker_config.bind_address,
-            broker_config.listen_port,
-            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
-        )
+        host, port = broker_config.bind_address, broker_config.listen_port
+        idle_s = float(broker_config.server_channel_max_idle_time_seconds)
+        self.remoting_server = RemotingServer(host, port, channel_max_idle_s=idle_s, tls=tls)
         self.registrations = self._registration_table()
         for code, processor, executor in self.registrations:
             self.remoting_server.table.register_processor(code, processor, executor)
         # RocketMQ's second port: its clients' VIP channel and its slaves' topic sync.
-        self.fast_remoting_server = FastRemotingServer(
-            broker_config.bind_address,
-            broker_config.listen_port,
-            self.registrations,
-            channel_max_idle_s=float(broker_config.server_channel_max_idle_time_seconds),
-        )
+        self.fast_remoting_server = FastRemotingServer(host, port, self.registrations, idle_s, tls)
         self.acl.install(self.remoting_server.table, self.fast_remoting_server.table)
         # Closed, failed or idle connections lose their producer and consumer registrations.
         self.remoting_server.add_listener(self.client_housekeeping)
@@ -235,12 +230,13 @@ class BrokerController(AsyncLifetime):
                 self.consumer_offset_manager,
                 self.subscription_group_manager,
                 self._delay_offset_file,
+                outer_api=BrokerOuterAPI(tls=self.tls),
             )
         self.replication = Replication(broker_config, self.message_store)
         # Name-server registration: at start, every registerNameServerPeriod and when a
         # send creates a topic (the lambdas). The address is the bound one.
         self.registration_service = NamesrvRegistrationService(
-            BrokerOuterAPI(),
+            BrokerOuterAPI(tls=self.tls),
             broker_config.namesrv_addresses,
             lambda: BrokerIdentity(
                 broker_config.broker_cluster_name,

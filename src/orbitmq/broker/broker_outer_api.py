@@ -25,7 +25,7 @@ from orbitmq.protocol import (
     wrong_server_problem,
 )
 from orbitmq.protocol.body import ConsumerOffsetSerializeWrapper, KVTable
-from orbitmq.remoting import RemotingClient
+from orbitmq.remoting import RemotingClient, TlsSystemConfig
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +69,15 @@ class RegisterBrokerResult:
 
 
 class BrokerOuterAPI:
-    """Owns one ``RemotingClient`` (one connection per name server). Use from one loop."""
+    """Owns one ``RemotingClient`` (one connection per name server). Use from one loop.
+    ``tls``: the broker's tls.* settings; with tls.enable its connections are TLS, as
+    RocketMQ's BrokerOuterAPI follows the client settings."""
 
-    def __init__(self, client: RemotingClient | None = None) -> None:
-        self.client = client or RemotingClient()
+    def __init__(
+        self, client: RemotingClient | None = None, tls: TlsSystemConfig | None = None
+    ) -> None:
+        ssl = tls.outgoing_context() if tls is not None else None
+        self.client = client or RemotingClient(ssl=ssl)
 
     async def register_broker_all(
         self,

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from orbitmq.broker.pull_message_processor import PullMessageProcessor
-from orbitmq.remoting import RemotingServer, RequestExecutor, RequestProcessor
+from orbitmq.remoting import RemotingServer, RequestExecutor, RequestProcessor, TlsSystemConfig
 
 #: What RocketMQ's ``BrokerController.registerProcessor`` registers on its main server only:
 #: the pull processor's codes. Such a request on this port falls to the default (admin)
@@ -47,10 +47,12 @@ class FastRemotingServer(RemotingServer):
         host: str,
         listen_port: int,
         registrations: Iterable[tuple[int, RequestProcessor, RequestExecutor]],
-        *,
         channel_max_idle_s: float,
+        tls: TlsSystemConfig | None = None,
     ) -> None:
-        super().__init__(host, fast_listen_port(listen_port), channel_max_idle_s=channel_max_idle_s)
+        super().__init__(
+            host, fast_listen_port(listen_port), channel_max_idle_s=channel_max_idle_s, tls=tls
+        )
         self.main_listen_port = listen_port
         for code, processor, executor in registrations:
             if code not in MAIN_SERVER_ONLY_CODES:

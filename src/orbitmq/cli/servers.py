@@ -22,13 +22,14 @@ from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
-from orbitmq.cli.web_console import ConsoleStarter, console_starter
+from orbitmq.cli.web_console import ConsoleStarter, console_ssl, console_starter
+from orbitmq.client import ClientConfig
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.common.socket_address import is_wildcard
 from orbitmq.namesrv import NamesrvConfig, NamesrvController, load_namesrv_config
 from orbitmq.protocol import DEFAULT_BROKER_PORT, DEFAULT_NAMESRV_PORT
-from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, run
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, TlsSystemConfig, load_tls_config, run
 from orbitmq.store import MessageStoreConfig, StoreError
 
 #: ``orbitmq start``'s embedded defaults: a developer's machine, reachable from itself only
@@ -97,6 +98,7 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
     """Run a name server (default port 9876, RocketMQ's)."""
     try:
         config = load_namesrv_config(config_path)
+        tls = load_tls_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
     if listen_port is not None:
@@ -105,7 +107,7 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
         config.bind_address = bind
 
     async def start() -> Callable[[], Awaitable[None]]:
-        controller = NamesrvController(config)
+        controller = NamesrvController(config, tls=tls)
         await controller.start()
         _warn_if_exposed(config.bind_address, f"port {controller.port}")
         say(
@@ -130,6 +132,7 @@ def broker(
     """Run a broker configured by broker.conf (RocketMQ's keys)."""
     try:
         startup = load_broker_config(config_path)
+        tls = load_tls_config(config_path)
     except ConfigError as exc:
         fail(str(exc))
     broker_config, store_config = startup.broker, startup.store
@@ -141,7 +144,7 @@ def broker(
         broker_config.bind_address = bind
 
     async def start() -> Callable[[], Awaitable[None]]:
-        controller = BrokerController(broker_config, store_config, config_path=config_path)
+        controller = BrokerController(broker_config, store_config, config_path=config_path, tls=tls)
         await controller.start()
         names = ", ".join(broker_config.namesrv_addresses) or "none"
         if not broker_config.acl_enable:
@@ -181,6 +184,8 @@ class EmbeddedConfig:
     store: MessageStoreConfig
     #: namesrvAddr from the file; None: the embedded name server.
     namesrv_addr: str | None
+    #: The file's tls.* keys (and tls.config.file's), for both servers.
+    tls: TlsSystemConfig
 
 
 def embedded_config(
@@ -227,7 +232,8 @@ def embedded_config(
     if not -1 <= broker_config.console_port < 65536:
         raise ConfigError(f"--console-port: {broker_config.console_port} is not a port (-1: off)")
     namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
-    return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr)
+    tls = load_tls_config(config_path)
+    return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr, tls)
 
 
 def _embedded_metrics(
@@ -254,11 +260,17 @@ def _embedded_metrics(
     namesrv.metrics_label = broker.metrics_label
 
 
-def _console_of(config: BrokerConfig) -> ConsoleStarter | None:
-    """The console to serve beside the broker; None when consolePort is -1."""
+def _console_of(config: BrokerConfig, tls: TlsSystemConfig) -> ConsoleStarter | None:
+    """The console to serve beside the broker, connecting as the broker does (tls.enable),
+    over HTTPS with consoleCertPath; None when consolePort is -1. ConfigError for a
+    certificate that cannot be loaded."""
     if config.console_port == -1:
         return None
-    return console_starter(config.bind_address, config.console_port)
+    client_config = ClientConfig(use_tls=tls.enable, tls_config=tls)
+    https = console_ssl(
+        config.console_cert_path, config.console_key_path, config.console_key_password
+    )
+    return console_starter(config.bind_address, config.console_port, client_config, https)
 
 
 async def _start_console(
@@ -341,13 +353,12 @@ def start(
         embedded = embedded_config(
             config_path, data_dir, namesrv_port, listen_port, bind, metrics_port, console_port
         )
+        console = _console_of(embedded.broker, embedded.tls)
     except ConfigError as exc:
         fail(str(exc))
 
-    console = _console_of(embedded.broker)
-
     async def start_all() -> Callable[[], Awaitable[None]]:
-        namesrv_controller = NamesrvController(embedded.namesrv)
+        namesrv_controller = NamesrvController(embedded.namesrv, tls=embedded.tls)
         broker_config = embedded.broker
         broker_controller: BrokerController | None = None
         try:
@@ -355,7 +366,7 @@ def start(
             await namesrv_controller.remoting_server.bind()
             broker_config.namesrv_addr = embedded.namesrv_addr or namesrv_controller.address
             broker_controller = BrokerController(
-                broker_config, embedded.store, config_path=config_path
+                broker_config, embedded.store, config_path=config_path, tls=embedded.tls
             )
             await broker_controller.bind()
             await namesrv_controller.start()

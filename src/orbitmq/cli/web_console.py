@@ -3,6 +3,7 @@ the console ``orbitmq start`` serves beside its broker (consolePort)."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,8 @@ import click
 
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
+from orbitmq.cli.session import TLS_CONFIG_FILE_HELP, TLS_HELP, client_tls
+from orbitmq.client import ClientConfig
 from orbitmq.common.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -32,7 +35,29 @@ def console_class() -> type[ConsoleServer]:
     return ConsoleServer
 
 
-def console_starter(host: str, port: int) -> ConsoleStarter:
+def console_ssl(cert_path: str, key_path: str, key_password: str = "") -> ssl.SSLContext | None:
+    """The console's HTTPS context from a certificate chain and its key (PEM); None without
+    a certificate. ConfigError naming the files when they cannot be loaded."""
+    if not cert_path and not key_path:
+        return None
+    if not cert_path or not key_path:
+        raise ConfigError("the console's HTTPS needs both a certificate and a key")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert_path, key_path, password=key_password or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"the console's certificate {cert_path} with the key {key_path}: {exc}"
+        ) from exc
+    return context
+
+
+def console_starter(
+    host: str,
+    port: int,
+    client_config: ClientConfig | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> ConsoleStarter:
     """``orbitmq start``'s console, loaded before the servers start (its import takes a
     moment the ready line should not wait for): given the name servers, it starts and gives
     its address for the ready line (or why there is none) and how to stop it. A missing
@@ -48,7 +73,13 @@ def console_starter(host: str, port: int) -> ConsoleStarter:
         return off
 
     async def start(namesrv_addr: str) -> tuple[str, Callable[[], Awaitable[None]]]:
-        server = server_class(namesrv_addr=namesrv_addr, host=host, port=port)
+        server = server_class(
+            namesrv_addr=namesrv_addr,
+            host=host,
+            port=port,
+            client_config=client_config,
+            ssl_context=ssl_context,
+        )
         await server.start()
         return f"console {server.url}", server.stop
 
@@ -80,8 +111,29 @@ async def _nothing() -> None:
     show_default=True,
     help="The address it listens on (0.0.0.0: every interface).",
 )
+@click.option("--tls", "use_tls", is_flag=True, envvar="ORBITMQ_TLS_ENABLE", help=TLS_HELP)
+@click.option(
+    "--tls-config-file",
+    envvar="ORBITMQ_TLS_CONFIG_FILE",
+    type=click.Path(dir_okay=False),
+    help=TLS_CONFIG_FILE_HELP,
+)
+@click.option("--cert", default="", help="Serve HTTPS with this certificate chain (PEM).")
+@click.option("--key", default="", help="The certificate's key (PEM), with --cert.")
+@click.option(
+    "--key-password", default="", envvar="ORBITMQ_CONSOLE_KEY_PASSWORD", help="The key's password."
+)
 @log_level_option()
-def console(namesrv_addr: str, port: int, bind: str) -> None:
+def console(
+    namesrv_addr: str,
+    port: int,
+    bind: str,
+    use_tls: bool,
+    tls_config_file: str | None,
+    cert: str,
+    key: str,
+    key_password: str,
+) -> None:
     """Serve the web console (cluster, topics, groups, messages, dead letters)."""
     # Imported here: the servers' module imports the broker, which this command never needs
     # otherwise.
@@ -90,7 +142,15 @@ def console(namesrv_addr: str, port: int, bind: str) -> None:
     if not 0 <= port < 65536:
         fail(f"--port: {port} is not a port (0..65535)")
     try:
-        server = console_class()(namesrv_addr=namesrv_addr, host=bind, port=port)
+        tls = client_tls(use_tls, tls_config_file)
+        client_config = ClientConfig(use_tls=tls.enable, tls_config=tls)
+        server = console_class()(
+            namesrv_addr=namesrv_addr,
+            host=bind,
+            port=port,
+            client_config=client_config,
+            ssl_context=console_ssl(cert, key, key_password),
+        )
     except ConfigError as exc:
         fail(str(exc))
 

@@ -89,6 +89,7 @@ from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from orbitmq.client.transaction_listener import TransactionListener
 from orbitmq.client.transaction_producer import TransactionProducer, TransactionSendResult
 from orbitmq.client.transaction_verdict import LocalTransactionState, TransactionVerdict
+from orbitmq.remoting import TlsSystemConfig
 
 __all__ = [
     "DEFAULT_LATENCY_MAX_MS",
@@ -163,6 +164,7 @@ __all__ = [
     "SendTimeoutError",
     "SessionCredentials",
     "ThreadLocalIndex",
+    "TlsSystemConfig",
     "TopicPublishInfo",
     "TrackType",
     "TransactionListener",

@@ -10,6 +10,7 @@ errors are those of :meth:`orbitmq.client.QueueReader.read`.
 
 from __future__ import annotations
 
+import ssl as ssl_module
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +35,10 @@ class BlockingRangeReader:
         consumer_group: str,
         pull_timeout_s: float,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        ssl: ssl_module.SSLContext | None = None,
     ) -> None:
+        """``ssl``: connect to brokers with TLS (a client's ``use_tls``)."""
+        self._ssl = ssl
         self._consumer_group = consumer_group
         self._pull_timeout_s = pull_timeout_s
         self._connect_timeout_s = connect_timeout_s
@@ -105,7 +109,7 @@ class BlockingRangeReader:
                 idle = self._idle.get(addr)
                 channel = idle.pop() if idle else None
             if channel is None:
-                return BlockingChannel(addr, self._connect_timeout_s)
+                return BlockingChannel(addr, self._connect_timeout_s, self._ssl)
             if not channel.peer_closed():
                 return channel
             channel.close()

@@ -45,6 +45,7 @@ from orbitmq.remoting import (
     CodeDispatchingProcessor,
     RemotingClient,
     RemotingError,
+    TlsSystemConfig,
 )
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,9 @@ def default_instance_name() -> str:
 
 @dataclass
 class ClientConfig:
-    """RocketMQ's ClientConfig, in Python style. Times in seconds."""
+    """RocketMQ's ClientConfig, in Python style. Times in seconds. ``use_tls`` (RocketMQ's
+    useTLS): connect to name servers and brokers with TLS, as ``tls_config`` says (its
+    tls.client.* keys and tls.test.mode.enable)."""
 
     namesrv_addr: str = "127.0.0.1:9876"
     client_ip: str = field(default_factory=default_client_ip)
@@ -87,6 +90,8 @@ class ClientConfig:
     access_key: str | None = None
     secret_key: str | None = None
     security_token: str | None = None
+    use_tls: bool = False
+    tls_config: TlsSystemConfig = field(default_factory=TlsSystemConfig)
 
     @property
     def client_id(self) -> str:
@@ -156,7 +161,10 @@ class MQClientInstance:
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
         self.client_id = config.client_id
-        self.remoting = RemotingClient(rpc_hook=config.rpc_hook())
+        tls = config.tls_config
+        self.remoting = RemotingClient(
+            rpc_hook=config.rpc_hook(), ssl=tls.client_context() if config.use_tls else None
+        )
         self.api = MQClientAPI(self.remoting)
         self.routes: dict[str, TopicRouteData] = {}
         self.publish_info: dict[str, TopicPublishInfo] = {}

@@ -14,7 +14,7 @@ from orbitmq.common.errors import ConfigError
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
 from orbitmq.protocol import DEFAULT_NAMESRV_PORT
-from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT
+from orbitmq.remoting import DEFAULT_PROM_EXPORTER_PORT, TLS_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,8 @@ def load_namesrv_config(path: str | os.PathLike[str] | None = None) -> NamesrvCo
         except OSError as exc:
             raise ConfigError(f"cannot read the name server config {path}: {exc.strerror}") from exc
         for key in bind_properties(parse_properties(text), [config]):
+            if key in TLS_KEYS:
+                continue  # read by load_tls_config
             log.warning("%s: unknown key %r ignored", path, key)
         config.config_store_path = str(path)
     if not 0 <= config.listen_port < 65536:

@@ -22,7 +22,7 @@ from orbitmq.namesrv.namesrv_metrics import NamesrvMetrics
 from orbitmq.namesrv.route_info_manager import RouteInfoManager
 from orbitmq.namesrv.route_query_processor import RouteQueryProcessor
 from orbitmq.protocol import RequestCode
-from orbitmq.remoting import RemotingServer, RequestProcessor
+from orbitmq.remoting import RemotingServer, RequestProcessor, TlsSystemConfig
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,9 @@ class NamesrvController(AsyncLifetime):
         clock: Clock = SYSTEM_CLOCK,
         *,
         fs: FileSystem = OS_FILE_SYSTEM,
+        tls: TlsSystemConfig | None = None,
     ) -> None:
+        """``tls``: the tls.* settings of the listening port (None: plain only)."""
         self.config = config or NamesrvConfig()
         self.route_info_manager = RouteInfoManager(clock)
         self.kv_config_manager = KVConfigManager(self.config.kv_config_path or None, fs=fs)
@@ -52,6 +54,7 @@ class NamesrvController(AsyncLifetime):
             self.config.bind_address,
             self.config.listen_port,
             channel_max_idle_s=float(self.config.server_channel_max_idle_time_seconds),
+            tls=tls,
         )
         self.registrations = self._registration_table()
         for code, processor in self.registrations:

@@ -42,10 +42,19 @@ from orbitmq.remoting.request_executor import (
 from orbitmq.remoting.request_processor import RequestProcessor
 from orbitmq.remoting.rpc_hook import RPCHook
 from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
+from orbitmq.remoting.tls_system_config import (
+    DEFAULT_TLS_CONFIG_FILE,
+    TLS_KEYS,
+    ClientAuth,
+    TlsMode,
+    TlsSystemConfig,
+    load_tls_config,
+)
 
 __all__ = [
     "DEFAULT_CAPACITY",
     "DEFAULT_PROM_EXPORTER_PORT",
+    "DEFAULT_TLS_CONFIG_FILE",
     "LABEL_CLUSTER_NAME",
     "LABEL_NODE_ID",
     "LABEL_NODE_TYPE",
@@ -54,10 +63,12 @@ __all__ = [
     "PCBUSY_CLEAN_QUEUE_REMARK",
     "REJECT_REQUEST_REMARK",
     "TIMEOUT_CLEAN_QUEUE_REMARK",
+    "TLS_KEYS",
     "Channel",
     "ChannelContext",
     "ChannelEventListener",
     "ChannelEventListeners",
+    "ClientAuth",
     "CodeDispatchingProcessor",
     "Handler",
     "ProcessorTable",
@@ -74,8 +85,11 @@ __all__ = [
     "RequestProcessor",
     "RequestRefusedError",
     "RpcLatencyRecorder",
+    "TlsMode",
+    "TlsSystemConfig",
     "exception_simple_desc",
     "install_uvloop",
+    "load_tls_config",
     "new_event_loop",
     "node_labels",
     "parse_address",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl as ssl_module
 import struct
 from typing import Final
 
@@ -35,7 +36,10 @@ class BlockingChannel:
     and not yet answered. Not thread-safe: one thread at a time. Any failure closes it (a
     stream cut mid-frame cannot be resumed); a closed channel refuses every call."""
 
-    def __init__(self, addr: str, connect_timeout_s: float) -> None:
+    def __init__(
+        self, addr: str, connect_timeout_s: float, ssl: ssl_module.SSLContext | None = None
+    ) -> None:
+        """``ssl``: connect with TLS (the handshake within ``connect_timeout_s`` too)."""
         host, _, port = addr.rpartition(":")
         self.addr = addr
         try:
@@ -46,6 +50,12 @@ class BlockingChannel:
         except ValueError as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc}") from exc
         self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if ssl is not None:
+            try:
+                self._socket = ssl.wrap_socket(self._socket, server_hostname=host)
+            except OSError as exc:
+                self._socket.close()
+                raise RemotingConnectError(f"connect to {addr} failed: TLS: {exc}") from exc
         self._buffer = bytearray(_INITIAL_BUFFER_BYTES)
         self._waiting: set[int] = set()
         self._closed = False
@@ -115,8 +125,13 @@ class BlockingChannel:
         # send and receive set their own timeouts again.
         self._socket.setblocking(False)
         try:
-            self._socket.recv(1, socket.MSG_PEEK)
-        except BlockingIOError:
+            if isinstance(self._socket, ssl_module.SSLSocket):
+                # TLS cannot peek; a byte read here was unasked for, and closes it anyway.
+                # Records that carry no data (session tickets) are taken silently.
+                self._socket.recv(1)
+            else:
+                self._socket.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, ssl_module.SSLWantReadError):
             return False  # nothing to read: still open
         except OSError:
             return True

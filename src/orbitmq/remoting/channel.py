@@ -36,6 +36,11 @@ _IDLE_SLACK_S: Final = 0.001
 #: How many abandoned requests a connection remembers, so that their late answers are
 #: dropped quietly; the oldest is forgotten first (a peer may never answer some).
 _ABANDONED_MEMORY: Final = 1024
+#: Why a server may close a plain connection before answering anything.
+PLAIN_CLOSED_HINT: Final = (
+    " before answering anything: a server with tls.server.mode=enforcing closes plain"
+    " connections (connect with TLS: tls.enable=true, --tls)"
+)
 #: Default transport write-buffer high-water mark; reading pauses above it (see
 #: ``pause_writing``), so a peer that does not read its answers cannot grow our memory.
 DEFAULT_WRITE_BUFFER_HIGH_BYTES: Final = 4 * 1024 * 1024
@@ -87,6 +92,7 @@ class Channel(asyncio.BufferedProtocol):
         self._last_activity = self._loop.time()
         self._idle_timer: asyncio.TimerHandle | None = None
         self._failed = False
+        self._heard = False
         self._closed: asyncio.Future[None] = self._loop.create_future()
 
     def __repr__(self) -> str:
@@ -218,6 +224,7 @@ class Channel(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self._last_activity = self._loop.time()
+        self._heard = True
         try:
             commands = self._decoder.buffer_updated(nbytes)
             if commands:
@@ -238,11 +245,13 @@ class Channel(asyncio.BufferedProtocol):
             log.warning("channel %d to %s failed: %s", self._id, self._remote_text, exc)
             self._listener.on_exception(self, exc)
         responses, self._responses = self._responses, {}
+        reason = f"connection to {self._remote_text} closed"
+        transport = self._transport
+        if not self._heard and transport is not None and not transport.get_extra_info("ssl_object"):
+            reason += PLAIN_CLOSED_HINT
         for future in responses.values():
             if not future.done():
-                future.set_exception(
-                    RemotingConnectError(f"connection to {self._remote_text} closed")
-                )
+                future.set_exception(RemotingConnectError(reason))
         log.info("channel %d inactive, remote %s", self._id, self._remote_text)
         self._closed.set_result(None)
         self._listener.on_close(self)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import ssl as ssl_module
 from typing import Final
 
 from orbitmq.common.errors import ConfigError
@@ -13,8 +12,10 @@ from orbitmq.protocol import MAX_FRAME_BYTES
 from orbitmq.remoting.channel import DEFAULT_WRITE_BUFFER_HIGH_BYTES, Channel
 from orbitmq.remoting.channel_context import ChannelContext, ChannelEventListener
 from orbitmq.remoting.channel_event_listeners import ChannelEventListeners
+from orbitmq.remoting.handshake_handler import HandshakeHandler
 from orbitmq.remoting.processor_registry import ProcessorRegistry
 from orbitmq.remoting.processor_table import ProcessorTable
+from orbitmq.remoting.tls_system_config import TlsSystemConfig
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +36,11 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
     ``channel_max_idle_s`` is closed. Listeners added with ``add_listener`` hear every
     connect, close, exception and idle (registries clear a client's state on close).
 
-    ``port`` is the bound port once started (pass 0 to let the OS choose). ``ssl`` is handed
-    to asyncio as is (TLS is then mandatory on this port). Use from one event loop; not
-    thread-safe.
+    ``port`` is the bound port once started (pass 0 to let the OS choose). ``tls`` None
+    serves plain connections only, as before TLS existed; otherwise its tls.server.mode
+    applies: disabled refuses TLS, permissive takes both, enforcing refuses plain, each
+    connection told by its first byte (``HandshakeHandler``); TLS is refused when no server
+    certificate is configured. Use from one event loop; not thread-safe.
     """
 
     def __init__(
@@ -46,7 +49,7 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         port: int = 0,
         *,
         channel_max_idle_s: float | None = DEFAULT_CHANNEL_MAX_IDLE_S,
-        ssl: ssl_module.SSLContext | None = None,
+        tls: TlsSystemConfig | None = None,
         backlog: int = DEFAULT_BACKLOG,
         write_buffer_high_bytes: int = DEFAULT_WRITE_BUFFER_HIGH_BYTES,
         max_frame_bytes: int = MAX_FRAME_BYTES,
@@ -61,7 +64,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         self.host = host
         self._requested_port = port
         self.channel_max_idle_s = channel_max_idle_s
-        self._ssl = ssl
+        self.tls = tls
+        # Built now: a bad certificate or key fails the server's construction.
+        self._ssl = tls.server_context() if tls is not None else None
         self._backlog = backlog
         self._write_buffer_high_bytes = write_buffer_high_bytes
         self._max_frame_bytes = max_frame_bytes
@@ -99,10 +104,9 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
             return
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            self._new_channel,
+            self._new_connection,
             self.host,
             self._requested_port,
-            ssl=self._ssl,
             backlog=self._backlog,
             reuse_address=True,
             start_serving=False,
@@ -115,7 +119,8 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
         assert self._server is not None
         if not self._server.is_serving():
             await self._server.start_serving()
-            log.info("remoting server listening on %s:%d", self.host, self.port)
+            tls = f" (tls.server.mode={self.tls.server_mode.value})" if self.tls else ""
+            log.info("remoting server listening on %s:%d%s", self.host, self.port, tls)
 
     async def _stop(self) -> None:
         await self.stop()
@@ -147,6 +152,13 @@ class RemotingServer(ProcessorRegistry, AsyncLifetime):
                 await asyncio.wait(late, timeout=grace_s)
         await server.wait_closed()
         log.info("remoting server on port %s stopped", self._port)
+
+    def _new_connection(self) -> asyncio.BaseProtocol:
+        if self.tls is None:
+            return self._new_channel()
+        return HandshakeHandler(
+            self.tls.server_mode, self._ssl, self._new_channel, self.channel_max_idle_s
+        )
 
     def _new_channel(self) -> Channel:
         return Channel(

@@ -17,7 +17,7 @@ from orbitmq.spark.range_reader import read_partition
 
 def topic_bounds(options: SourceOptions) -> dict[MessageQueue, tuple[int, int]]:
     """(min, max) offset of every readable queue of the options' topics, from the brokers."""
-    reader = client_pool.reader_for(options.namesrv_addr)
+    reader = client_pool.reader_for(options.endpoint)
     bounds: dict[MessageQueue, tuple[int, int]] = {}
     for topic in options.topics:
         bounds.update(reader.queue_offsets(topic))
@@ -34,7 +34,7 @@ class OrbitMQBatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         options = self.options
         bounds = topic_bounds(options)
-        search = client_pool.reader_for(options.namesrv_addr)
+        search = client_pool.reader_for(options.endpoint)
         starts = resolve(options.starting, bounds, search, missing=EARLIEST)
         ends = resolve(options.ending, bounds, search, missing=LATEST)
         for mq, (low, high) in bounds.items():

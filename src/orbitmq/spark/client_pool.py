@@ -16,17 +16,18 @@ from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from orbitmq.client import TransactionListener
+from orbitmq.spark.options import Endpoint
 from orbitmq.sync import AdminClient, Producer, QueueReader, TransactionProducer
 
 C = TypeVar("C", AdminClient, Producer, QueueReader)
 K = TypeVar("K", bound=Hashable)
 
 _lock = threading.Lock()
-_readers: dict[str, QueueReader] = {}
-_admins: dict[str, AdminClient] = {}
-_producers: dict[tuple[str, str], Producer] = {}
-#: Topics this process made sure exist, per address.
-_ensured: set[tuple[str, str]] = set()
+_readers: dict[Endpoint, QueueReader] = {}
+_admins: dict[Endpoint, AdminClient] = {}
+_producers: dict[tuple[Endpoint, str], Producer] = {}
+#: Topics this process made sure exist, per endpoint.
+_ensured: set[tuple[Endpoint, str]] = set()
 
 
 def _pooled(table: dict[K, C], key: K, make: Callable[[], C]) -> C:
@@ -44,43 +45,45 @@ def _pooled(table: dict[K, C], key: K, make: Callable[[], C]) -> C:
         return client
 
 
-def reader_for(namesrv_addr: str) -> QueueReader:
-    """This process's reader for ``namesrv_addr``."""
-    return _pooled(_readers, namesrv_addr, lambda: QueueReader(namesrv_addr))
+def reader_for(endpoint: Endpoint) -> QueueReader:
+    """This process's reader for ``endpoint``."""
+    return _pooled(_readers, endpoint, lambda: QueueReader(client_config=endpoint.client_config()))
 
 
-def admin_for(namesrv_addr: str) -> AdminClient:
-    """This process's started admin client for ``namesrv_addr``."""
-    return _pooled(_admins, namesrv_addr, lambda: AdminClient(namesrv_addr=namesrv_addr))
+def admin_for(endpoint: Endpoint) -> AdminClient:
+    """This process's started admin client for ``endpoint``."""
+    return _pooled(_admins, endpoint, lambda: AdminClient(client_config=endpoint.client_config()))
 
 
-def ensure_topic(namesrv_addr: str, topic: str) -> None:
+def ensure_topic(endpoint: Endpoint, topic: str) -> None:
     """Create ``topic`` (one queue) on every broker unless this process did already: for
     the sink's own topics, which must not depend on the brokers auto-creating topics."""
-    if (namesrv_addr, topic) in _ensured:
+    if (endpoint, topic) in _ensured:
         return
-    admin_for(namesrv_addr).create_topic(topic, queue_nums=1)
-    _ensured.add((namesrv_addr, topic))
+    admin_for(endpoint).create_topic(topic, queue_nums=1)
+    _ensured.add((endpoint, topic))
 
 
 def producer_for(
-    namesrv_addr: str, group: str, checker: Callable[[], TransactionListener]
+    endpoint: Endpoint, group: str, checker: Callable[[], TransactionListener]
 ) -> Producer:
-    """This process's started producer of ``group`` for ``namesrv_addr``: a transactional
+    """This process's started producer of ``group`` for ``endpoint``: a transactional
     one, whose listener (made by ``checker`` when the producer is made) answers the
     broker's checks of the group's halves while the process lives."""
 
     def make() -> Producer:
-        return TransactionProducer(group, transaction_listener=checker(), namesrv_addr=namesrv_addr)
+        return TransactionProducer(
+            group, transaction_listener=checker(), client_config=endpoint.client_config()
+        )
 
-    return _pooled(_producers, (namesrv_addr, group), make)
+    return _pooled(_producers, (endpoint, group), make)
 
 
-def discard(namesrv_addr: str) -> None:
-    """Drop (and shut down) the reader of ``namesrv_addr``: when a query stops, or after a
+def discard(endpoint: Endpoint) -> None:
+    """Drop (and shut down) the reader of ``endpoint``: when a query stops, or after a
     failure that may have left its connections in a bad state."""
     with _lock:
-        reader = _readers.pop(namesrv_addr, None)
+        reader = _readers.pop(endpoint, None)
     if reader is not None:
         reader.shutdown()
 

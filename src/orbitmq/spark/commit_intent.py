@@ -22,6 +22,7 @@ import orjson
 from orbitmq.client import MQClientError, NoRouteError
 from orbitmq.common import Message
 from orbitmq.spark import client_pool
+from orbitmq.spark.options import Endpoint
 from orbitmq.spark.staged_batch import StagedBatch
 from orbitmq.sync import Producer
 
@@ -82,7 +83,7 @@ def decode_intent(chunks: Sequence[bytes]) -> list[StagedBatch]:
 
 
 def record_intent(
-    producer: Producer, namesrv_addr: str, stage: str, staged: Sequence[StagedBatch]
+    producer: Producer, endpoint: Endpoint, stage: str, staged: Sequence[StagedBatch]
 ) -> None:
     """Store the intent, whole, before any verdict is sent."""
     chunks = encode_intent(staged)
@@ -92,7 +93,7 @@ def record_intent(
             f" can commit ({_MAX_CHUNKS * _HALVES_PER_CHUNK}); lower maxOffsetsPerTrigger"
         )
     attempt = uuid.uuid4().hex
-    client_pool.ensure_topic(namesrv_addr, INTENT_TOPIC)
+    client_pool.ensure_topic(endpoint, INTENT_TOPIC)
     for i, body in enumerate(chunks):
         msg = Message(INTENT_TOPIC, body)
         msg.keys = [stage]
@@ -101,19 +102,19 @@ def record_intent(
         producer.send(msg)
 
 
-def record_abort(producer: Producer, namesrv_addr: str, stage: str) -> None:
+def record_abort(producer: Producer, endpoint: Endpoint, stage: str) -> None:
     """Store that ``stage`` (a batch write, never run again) ended without a commit."""
-    client_pool.ensure_topic(namesrv_addr, INTENT_TOPIC)
+    client_pool.ensure_topic(endpoint, INTENT_TOPIC)
     msg = Message(INTENT_TOPIC, b"aborted")
     msg.keys = [stage]
     msg.properties[_ABORTED] = "true"
     producer.send(msg)
 
 
-def read_stage(namesrv_addr: str, stage: str) -> StageRecord:
+def read_stage(endpoint: Endpoint, stage: str) -> StageRecord:
     """What the broker holds about ``stage``: a whole intent (the first found, if more were
     recorded) and whether an abort record exists."""
-    admin = client_pool.admin_for(namesrv_addr)
+    admin = client_pool.admin_for(endpoint)
     try:
         found = admin.query_messages_by_key(INTENT_TOPIC, stage, _MAX_CHUNKS, 0, _now_ms())
     except NoRouteError:
@@ -138,9 +139,9 @@ def read_stage(namesrv_addr: str, stage: str) -> StageRecord:
     return StageRecord(None, aborted)
 
 
-def find_intent(namesrv_addr: str, stage: str) -> list[StagedBatch] | None:
+def find_intent(endpoint: Endpoint, stage: str) -> list[StagedBatch] | None:
     """The halves a commit of ``stage`` recorded, if one recorded them all."""
-    return read_stage(namesrv_addr, stage).intent
+    return read_stage(endpoint, stage).intent
 
 
 def _now_ms() -> int:

@@ -28,7 +28,7 @@ from orbitmq.client import LocalTransactionState
 from orbitmq.common import Message, MessageExt
 from orbitmq.spark import client_pool
 from orbitmq.spark.commit_intent import StageRecord, read_stage
-from orbitmq.spark.options import SinkOptions
+from orbitmq.spark.options import Endpoint, SinkOptions
 from orbitmq.spark.staged_batch import SINK_HALF_PROPERTY, SINK_STAGE_PROPERTY
 from orbitmq.sync import Producer
 
@@ -40,8 +40,8 @@ class StagedHalfChecker:
     far (a record, once whole, never changes). Safe across threads: checks run on the
     producer's check threads."""
 
-    def __init__(self, namesrv_addr: str) -> None:
-        self._namesrv_addr = namesrv_addr
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._endpoint = endpoint
         self._finished: dict[str, StageRecord] = {}
         self._lock = threading.Lock()
 
@@ -71,7 +71,7 @@ class StagedHalfChecker:
             known = self._finished.get(stage)
         if known is not None:
             return known
-        record = read_stage(self._namesrv_addr, stage)
+        record = read_stage(self._endpoint, stage)
         if record.aborted or record.intent is not None:
             with self._lock:
                 self._finished[stage] = record
@@ -81,5 +81,7 @@ class StagedHalfChecker:
 def sink_producer(options: SinkOptions) -> Producer:
     """This process's producer of the sink's group: a transactional one, whose listener
     answers the broker's checks of the sink's halves."""
-    addr = options.namesrv_addr
-    return client_pool.producer_for(addr, options.producer_group, lambda: StagedHalfChecker(addr))
+    endpoint = options.endpoint
+    return client_pool.producer_for(
+        endpoint, options.producer_group, lambda: StagedHalfChecker(endpoint)
+    )

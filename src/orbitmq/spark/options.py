@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 import orjson
 
+from orbitmq.client import ClientConfig, TlsSystemConfig
 from orbitmq.common import MessageQueue
 from orbitmq.common.errors import ConfigError
 
@@ -60,6 +61,20 @@ class OffsetSpec:
         return exact if exact is not None else queues.get(str(mq.queue_id))
 
 
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where the connector's clients connect: the name servers and the TLS settings (the
+    clients' pool key). Immutable; sent to executors with the options."""
+
+    namesrv_addr: str
+    tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+
+    def client_config(self) -> ClientConfig:
+        return ClientConfig(
+            namesrv_addr=self.namesrv_addr, use_tls=self.tls.enable, tls_config=self.tls
+        )
+
+
 @dataclass(frozen=True)
 class SourceOptions:
     """Everything the source needs, from ``spark.read.format("orbitmq").option(...)``."""
@@ -77,6 +92,11 @@ class SourceOptions:
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     pull_batch_size: int = DEFAULT_PULL_BATCH_SIZE
+    tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.namesrv_addr, self.tls)
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -104,6 +124,7 @@ class SourceOptions:
             min_partitions=_positive(opts, "minPartitions"),
             max_records_per_partition=_positive(opts, "maxRecordsPerPartition"),
             pull_batch_size=_positive(opts, "pullBatchSize") or DEFAULT_PULL_BATCH_SIZE,
+            tls=tls_options(opts),
         )
 
 
@@ -128,6 +149,11 @@ class SinkOptions:
     #: driver's commit fails there, as a crash would stop it. ``task-exit``: a task's first
     #: attempt kills its Python worker right after staging its first half.
     failpoint: str | None = None
+    tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.namesrv_addr, self.tls)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SinkOptions:
@@ -139,6 +165,7 @@ class SinkOptions:
             send_batch_size=_positive(opts, "sendBatchSize") or DEFAULT_SEND_BATCH_SIZE,
             exactly_once=_boolean(opts, "exactlyOnce", default=False),
             failpoint=opts.get("failpoint") or None,
+            tls=tls_options(opts),
         )
 
 
@@ -148,6 +175,20 @@ def namesrv_addr(opts: Mapping[str, str]) -> str:
     if not addr.strip():
         raise OptionError('option "namesrvAddr" is required (or set NAMESRV_ADDR)')
     return addr.strip()
+
+
+def tls_options(opts: Mapping[str, str]) -> TlsSystemConfig:
+    """``tls`` (true: connect with TLS, RocketMQ's tls.enable) and ``tlsConfigFile`` (a
+    tls.properties with the tls.client.* keys; RocketMQ's default path when it exists),
+    read on the driver: executors get the settings, not the file."""
+    path = opts.get("tlsconfigfile", "").strip()
+    if path and not os.path.isfile(path):
+        raise OptionError(f'option "tlsConfigFile": {path} is not a readable file')
+    try:
+        tls = TlsSystemConfig.load({"tls.config.file": path} if path else {})
+    except ConfigError as exc:
+        raise OptionError(f'option "tlsConfigFile": {exc}') from exc
+    return replace(tls, enable=True) if _boolean(opts, "tls", default=False) else tls
 
 
 def _starting(opts: Mapping[str, str], default: OffsetKind) -> OffsetSpec:

@@ -12,7 +12,7 @@ from orbitmq.filter import build_subscription_data
 from orbitmq.spark import client_pool
 from orbitmq.spark.arrow_records import records_to_batch
 from orbitmq.spark.offset_ranges import QueueRange, check_start
-from orbitmq.spark.options import SourceOptions
+from orbitmq.spark.options import Endpoint, SourceOptions
 
 #: Pull answers are decoded together until they hold this many bytes: numpy and Arrow cost
 #: about as much per call as per kilobyte, and a broker with RocketMQ's default transfer
@@ -57,7 +57,7 @@ def _tags_set(topic: str, sub_expression: str) -> frozenset[str] | None:
 
 
 def read_range(
-    namesrv_addr: str,
+    endpoint: Endpoint,
     part: QueueRange,
     *,
     sub_expression: str,
@@ -69,7 +69,7 @@ def read_range(
     Retention may delete offsets between planning and reading: with ``fail_on_data_loss``
     that raises DataLossError, else the read goes on from the oldest offset still stored.
     """
-    reader = client_pool.reader_for(namesrv_addr)
+    reader = client_pool.reader_for(endpoint)
     mq = part.message_queue
     tags = _tags_set(part.topic, sub_expression)
     start = part.start
@@ -104,7 +104,7 @@ def read_partition(options: SourceOptions, partition: object) -> Iterator[Any]:
     """A batch or streaming task's read of its planned range, with the query's options."""
     assert isinstance(partition, QueueRange)
     return read_range(
-        options.namesrv_addr,
+        options.endpoint,
         partition,
         sub_expression=options.sub_expression,
         pull_batch_size=options.pull_batch_size,

@@ -61,7 +61,7 @@ def commit(
     module's docstring); a batch write's stage (not ``replayable``) has no commit before."""
     planned = list(staged)
     extra: list[StagedBatch] = []
-    recorded = find_intent(options.namesrv_addr, stage) if replayable else None
+    recorded = find_intent(options.endpoint, stage) if replayable else None
     if recorded is not None:
         planned = recorded
         known = {(s.broker_name, s.commit_log_offset) for s in planned}
@@ -73,7 +73,7 @@ def commit(
             len(extra),
         )
     else:
-        record_intent(sink_producer(options), options.namesrv_addr, stage, planned)
+        record_intent(sink_producer(options), options.endpoint, stage, planned)
     _failpoint(options, "before-commit", stage)
     _verdicts(options, planned, LocalTransactionState.COMMIT_MESSAGE)
     _verdicts(options, extra, LocalTransactionState.ROLLBACK_MESSAGE)
@@ -87,10 +87,10 @@ def roll_back(
     what a commit of it already decided to make visible; a batch write, never run again,
     records its abort first, so that checks of halves its tasks left are rolled back."""
     if replayable:
-        if find_intent(options.namesrv_addr, stage) is not None:
+        if find_intent(options.endpoint, stage) is not None:
             return
     else:
-        record_abort(sink_producer(options), options.namesrv_addr, stage)
+        record_abort(sink_producer(options), options.endpoint, stage)
     _verdicts(options, staged, LocalTransactionState.ROLLBACK_MESSAGE)
 
 

@@ -64,7 +64,7 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict[str, Any]:
         options = self.options
         bounds = topic_bounds(options)
-        search = client_pool.reader_for(options.namesrv_addr)
+        search = client_pool.reader_for(options.endpoint)
         starts = resolve(options.starting, bounds, search, missing=EARLIEST)
         for mq, (low, high) in bounds.items():
             starts[mq] = check_start(mq, starts[mq], low, high, fail=options.fail_on_data_loss)
@@ -136,11 +136,11 @@ class OrbitMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         group = self.options.consumer_group
         if group is None:
             return
-        reader = client_pool.reader_for(self.options.namesrv_addr)
+        reader = client_pool.reader_for(self.options.endpoint)
         for mq, offset in done.items():
             if self._recorded.get(mq) != offset:
                 reader.commit_offset(group, mq, offset)
                 self._recorded[mq] = offset
 
     def stop(self) -> None:
-        client_pool.discard(self.options.namesrv_addr)
+        client_pool.discard(self.options.endpoint)

@@ -42,7 +42,10 @@ class QueueReader(Facade[AsyncQueueReader]):
             call_timeout_s=call_timeout_s,
         )
         self._pull_wait_s = pull_timeout_s + GRACE_S
-        self._ranges = BlockingRangeReader(consumer_group, pull_timeout_s)
+        tls = client_config.tls_config if client_config and client_config.use_tls else None
+        self._ranges = BlockingRangeReader(
+            consumer_group, pull_timeout_s, ssl=tls.client_context() if tls else None
+        )
 
     message_queues = blocking(AsyncQueueReader.message_queues)
     queue_offsets = blocking(AsyncQueueReader.queue_offsets)

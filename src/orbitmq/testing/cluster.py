@@ -11,6 +11,7 @@ from orbitmq.broker import BrokerConfig, BrokerController
 from orbitmq.common import AsyncLifetime
 from orbitmq.common.file_system import OS_FILE_SYSTEM, FileSystem
 from orbitmq.namesrv import NamesrvConfig, NamesrvController
+from orbitmq.remoting import TlsSystemConfig
 from orbitmq.store import BrokerRole, MessageStoreConfig
 
 
@@ -25,8 +26,9 @@ class InProcessCluster(AsyncLifetime):
     ``slaves`` slaves join each broker group (brokerId 1, 2, ..., brokerRole SLAVE, stores
     under ``root/<name>-s<id>``); ``start_slave`` adds one later; ``messages_pulled`` says
     which of them served a group's pulls; ``stop_serving`` makes a broker unreachable to
-    clients while it stays registered. Stores default to 16 MiB commit log files and 4 MB
-    index files so tests stay light on disk."""
+    clients while it stays registered. ``tls`` gives every server its tls.* settings (and,
+    with tls.enable, the brokers' own connections). Stores default to 16 MiB commit log
+    files and 4 MB index files so tests stay light on disk."""
 
     def __init__(
         self,
@@ -38,8 +40,11 @@ class InProcessCluster(AsyncLifetime):
         store_settings: dict[str, Any] | None = None,
         namesrv_settings: dict[str, Any] | None = None,
         fs: FileSystem = OS_FILE_SYSTEM,
+        tls: TlsSystemConfig | None = None,
     ) -> None:
         self.root = Path(root)
+        # Every server's tls.* settings (None: plain only); brokers connect as it says too.
+        self.tls = tls
         self.broker_count = brokers
         self.slave_count = slaves
         self.broker_settings = broker_settings or {}
@@ -54,7 +59,7 @@ class InProcessCluster(AsyncLifetime):
         )
         for key, value in (namesrv_settings or {}).items():
             setattr(namesrv_config, key, value)
-        self.namesrv = NamesrvController(namesrv_config)
+        self.namesrv = NamesrvController(namesrv_config, tls=tls)
         self.brokers: list[BrokerController] = []
 
     @property
@@ -138,7 +143,7 @@ class InProcessCluster(AsyncLifetime):
             setattr(store, key, value)
         if broker_role is not None:
             store.broker_role = broker_role
-        controller = BrokerController(config, store, fs=self.fs)
+        controller = BrokerController(config, store, fs=self.fs, tls=self.tls)
         await controller.start()
         self.brokers.append(controller)
         return controller
