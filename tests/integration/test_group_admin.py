@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from orbitmq.client import ConsumeContext, MQBrokerError, NoRouteError, Producer, PushConsumer
+from orbitmq.client import (
+    ConsumeContext,
+    LitePullConsumer,
+    MQBrokerError,
+    NoRouteError,
+    Producer,
+    PushConsumer,
+)
 from orbitmq.client.admin_client import AdminClient
 from orbitmq.client.consumer_config import Listener
 from orbitmq.client.group_admin import ConsumerNotOnlineError, TrackType
@@ -27,7 +34,11 @@ from orbitmq.protocol import (
     ResponseCode,
     SubscriptionGroupConfig,
 )
-from orbitmq.protocol.body.consumer_running import PROP_CONSUME_TYPE, PROP_NAMESERVER_ADDR
+from orbitmq.protocol.body.consumer_running import (
+    PROP_CONSUME_TYPE,
+    PROP_CONSUMER_START_TIMESTAMP,
+    PROP_NAMESERVER_ADDR,
+)
 from orbitmq.protocol.perm_name import PERM_WRITE
 from orbitmq.sync import AdminClient as SyncAdminClient
 from orbitmq.testing import InProcessCluster, ThreadedCluster
@@ -157,6 +168,30 @@ async def test_consumer_running_info_is_answered_by_the_client(
     with pytest.raises(MQBrokerError) as caught:
         await admin.consumer_running_info("admin_cg", "127.0.0.9@nobody")
     assert caught.value.code == ResponseCode.SYSTEM_ERROR
+
+
+async def test_a_lite_pull_consumer_answers_its_running_info_too(
+    cluster: InProcessCluster, admin: AdminClient
+) -> None:
+    """RocketMQ's lite pull consumer is an MQConsumerInner too: mqadmin consumerStatus
+    reaches it, and it reports the queues it holds with their committed offsets."""
+    await admin.create_topic("LiteInfoTopic", queue_nums=2)
+    async with Producer("admin_pg", namesrv_addr=cluster.namesrv_addr) as producer:
+        for i in range(4):
+            await producer.send(Message("LiteInfoTopic", b"m%d" % i))
+    lite = LitePullConsumer("lite_info_cg", namesrv_addr=cluster.namesrv_addr)
+    lite.subscribe("LiteInfoTopic")
+    async with lite:
+        polled: list[MessageExt] = []
+        while len(polled) < 4:
+            polled += await lite.poll(timeout_s=WAIT_S)
+        await lite.commit_sync()
+        info = await admin.consumer_running_info("lite_info_cg", lite.instance.client_id)
+    assert info.properties[PROP_CONSUME_TYPE] == "CONSUME_ACTIVELY"
+    assert info.properties["consumerGroup"] == "lite_info_cg"
+    assert int(info.properties[PROP_CONSUMER_START_TIMESTAMP]) > 0
+    assert {mq.topic for mq in info.mq_table} == {"LiteInfoTopic"}
+    assert sum(q.commit_offset for q in info.mq_table.values()) == 4
 
 
 async def test_consume_message_directly_hands_the_message_to_the_listener(

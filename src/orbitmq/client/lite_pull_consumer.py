@@ -38,7 +38,7 @@ from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
 from orbitmq.common.periodic import run_every
 from orbitmq.filter import SubscriptionData, build_subscription_data
-from orbitmq.protocol import ConsumeType
+from orbitmq.protocol import ConsumerRunningInfo, ConsumeType
 from orbitmq.protocol.header import PullMessageRequestHeader
 from orbitmq.protocol.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
 
@@ -170,6 +170,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         await self.instance.start()
         await self._start_trace()
         self._started = True
+        self._start_timestamp_ms = self._clock.now_ms()
         self._next_auto_commit = self._clock.monotonic() + self.config.auto_commit_interval_s
         self._tasks.append(
             asyncio.create_task(
@@ -414,6 +415,11 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
         if offset == OFFSET_READ_FAILED:
             raise MQClientError(f"fetch of the consume offset of {mq} from the broker failed")
         return offset
+
+    async def consumer_running_info(self) -> ConsumerRunningInfo:
+        """GET_CONSUMER_RUNNING_INFO (RocketMQ's DefaultLitePullConsumerImpl): the shared
+        report over the queues this consumer holds."""
+        return await self.running_info({mq: st.pq for mq, st in self._states.items()}, {})
 
     async def persist_offsets(self) -> None:
         await self.offset_store.persist_all(set(self._states))

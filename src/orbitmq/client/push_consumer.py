@@ -36,13 +36,11 @@ from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.pull_result import PullStatus
 from orbitmq.client.rebalancing_consumer import RebalancingConsumer
 from orbitmq.common import SUB_ALL, SYSTEM_CLOCK, Clock, MessageExt, MessageQueue
-from orbitmq.common.config_binding import config_properties
 from orbitmq.common.periodic import run_every
 from orbitmq.common.topic import retry_topic
 from orbitmq.protocol import (
     ConsumeMessageDirectlyResult,
     ConsumerRunningInfo,
-    ConsumeStatus,
     ConsumeType,
     LockBatchRequestBody,
     MessageModel,
@@ -50,8 +48,6 @@ from orbitmq.protocol import (
 )
 from orbitmq.protocol.body.consumer_running import (
     PROP_CONSUME_ORDERLY,
-    PROP_CONSUME_TYPE,
-    PROP_CONSUMER_START_TIMESTAMP,
     PROP_THREADPOOL_CORE_SIZE,
 )
 from orbitmq.protocol.header import PullMessageRequestHeader
@@ -98,7 +94,6 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
-        self._start_timestamp_ms = 0
 
     # -- configuration --------------------------------------------------------------------
 
@@ -344,24 +339,15 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
                 await asyncio.sleep(config.pull_interval_s)
 
     async def consumer_running_info(self) -> ConsumerRunningInfo:
-        """What GET_CONSUMER_RUNNING_INFO reports (RocketMQ's DefaultMQPushConsumerImpl
-        consumerRunningInfo): settings, subscriptions, and each queue held with its offset.
-        The rates per topic are zeros: this client keeps no consume statistics yet."""
-        properties = config_properties([self.config, self.instance.config])
-        properties |= {
-            "consumerGroup": self.group,
-            PROP_CONSUME_ORDERLY: "true" if self._orderly else "false",
-            PROP_THREADPOOL_CORE_SIZE: str(self.config.consume_thread_min),
-            PROP_CONSUMER_START_TIMESTAMP: str(self._start_timestamp_ms),
-            PROP_CONSUME_TYPE: self.CONSUME_TYPE.name,
-        }
-        data = self.consumer_data()
-        info = ConsumerRunningInfo(properties, subscription_set=data.subscription_data_set)
-        for mq, pq in sorted(self.process_queues.items()):
-            offset = await self.offset_store.read_offset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
-            info.mq_table[mq] = pq.fill_process_queue_info(offset)
-        info.status_table = {s.topic: ConsumeStatus() for s in data.subscription_data_set}
-        return info
+        """GET_CONSUMER_RUNNING_INFO (RocketMQ's DefaultMQPushConsumerImpl): the shared
+        report, with the push consumer's orderly flag and thread count."""
+        return await self.running_info(
+            self.process_queues,
+            {
+                PROP_CONSUME_ORDERLY: "true" if self._orderly else "false",
+                PROP_THREADPOOL_CORE_SIZE: str(self.config.consume_thread_min),
+            },
+        )
 
     async def consume_message_directly(
         self, msg: MessageExt, broker_name: str | None

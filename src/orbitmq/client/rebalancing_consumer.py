@@ -7,7 +7,7 @@ MQConsumerInner)."""
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar, Generic, TypeVar
 
 from orbitmq.client.consume_message_hook import (
@@ -18,15 +18,27 @@ from orbitmq.client.consume_message_hook import (
 from orbitmq.client.consumer_config import ConsumerConfig
 from orbitmq.client.errors import MQClientError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
-from orbitmq.client.offset_store import OffsetStore
+from orbitmq.client.offset_store import OffsetStore, ReadOffsetType
+from orbitmq.client.process_queue import ProcessQueue
 from orbitmq.client.producer import new_trace_dispatcher
 from orbitmq.client.pull_api_wrapper import PullAPIWrapper
 from orbitmq.client.rebalance import Rebalance, start_offset
 from orbitmq.client.trace.async_trace_dispatcher import AsyncTraceDispatcher, TraceDispatcherType
 from orbitmq.client.trace.trace_hooks import ConsumeMessageTraceHook
 from orbitmq.common import AsyncLifetime, Clock, MessageExt, MessageQueue
+from orbitmq.common.config_binding import config_properties
 from orbitmq.filter import SubscriptionData, is_tag_type
-from orbitmq.protocol import MASTER_ID, ConsumerData, ConsumeType
+from orbitmq.protocol import (
+    MASTER_ID,
+    ConsumerData,
+    ConsumerRunningInfo,
+    ConsumeStatus,
+    ConsumeType,
+)
+from orbitmq.protocol.body.consumer_running import (
+    PROP_CONSUME_TYPE,
+    PROP_CONSUMER_START_TIMESTAMP,
+)
 
 _ConfigT = TypeVar("_ConfigT", bound=ConsumerConfig)
 
@@ -77,6 +89,8 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
         self.hooks: list[ConsumeMessageHook] = []
         #: Sends this consumer's trace records; set at start when enable_trace is on.
         self.trace_dispatcher: AsyncTraceDispatcher | None = None
+        #: Wall time of the start, for GET_CONSUMER_RUNNING_INFO (0 before it).
+        self._start_timestamp_ms = 0
 
     @abstractmethod
     async def shutdown(self) -> None: ...
@@ -157,6 +171,28 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
         return self.rebalance.subscriptions
 
     # -- what the client instance asks ------------------------------------------------------
+
+    async def running_info(
+        self, queues: Mapping[MessageQueue, ProcessQueue], properties: Mapping[str, str]
+    ) -> ConsumerRunningInfo:
+        """What GET_CONSUMER_RUNNING_INFO reports (RocketMQ's consumerRunningInfo of its push
+        and lite pull consumers): the settings as properties (plus the kind's own
+        ``properties``), subscriptions, and each queue held with its committed offset. The
+        rates per topic are zeros: this client keeps no consume statistics yet."""
+        props = config_properties([self.config, self.instance.config])
+        props |= {
+            "consumerGroup": self.group,
+            PROP_CONSUMER_START_TIMESTAMP: str(self._start_timestamp_ms),
+            PROP_CONSUME_TYPE: self.CONSUME_TYPE.name,
+            **properties,
+        }
+        data = self.consumer_data()
+        info = ConsumerRunningInfo(props, subscription_set=data.subscription_data_set)
+        for mq, pq in sorted(queues.items()):
+            offset = await self.offset_store.read_offset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+            info.mq_table[mq] = pq.fill_process_queue_info(offset)
+        info.status_table = {s.topic: ConsumeStatus() for s in data.subscription_data_set}
+        return info
 
     def consumer_data(self) -> ConsumerData:
         return self.rebalance.consumer_data(self.CONSUME_TYPE, self.config.consume_from_where)
