@@ -5,31 +5,17 @@ clusters when None), as mqadmin's ``-c`` does."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from typing import Any
 
 from orbitmq.client.acl_admin_api import PlainAccessConfig
-from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.admin_base import AdminBase
 from orbitmq.client.errors import MQClientError
-from orbitmq.protocol import ClusterInfo
 from orbitmq.protocol.header import GetBrokerAclConfigResponseHeader
 
 
-class AclAdmin(ABC):
-    """A mixin of ``AdminClient``, which provides the members declared abstract here. Owns
-    nothing; use from the admin client's event loop."""
-
-    api: MQAdminAPI
-
-    @property
-    @abstractmethod
-    def _timeout_s(self) -> float: ...
-
-    @abstractmethod
-    def _check_started(self) -> None: ...
-
-    @abstractmethod
-    async def cluster_info(self) -> ClusterInfo: ...
+class AclAdmin(AdminBase):
+    """A mixin of ``AdminClient``, which provides the members declared abstract here and in
+    ``AdminBase``. Owns nothing; use from the admin client's event loop."""
 
     async def _acl_brokers(self, cluster: str | None, broker_addr: str | None) -> list[str]:
         """``broker_addr``, or every broker (each id) of ``cluster`` (all when None)."""

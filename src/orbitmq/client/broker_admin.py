@@ -5,10 +5,9 @@ progress (brokerConsumeStats) and its consume queues (cleanExpiredCQ, queryCq)."
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
-from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.admin_base import AdminBase
 from orbitmq.client.errors import MQBrokerError
 from orbitmq.protocol import (
     GROUP_GET_NUMS,
@@ -16,27 +15,14 @@ from orbitmq.protocol import (
     ConsumeStatsList,
     QueryConsumeQueueResponseBody,
     ResponseCode,
-    TopicRouteData,
     stats_key,
 )
 from orbitmq.protocol.header import QueryConsumeQueueRequestHeader
 
 
-class BrokerAdmin(ABC):
-    """A mixin of ``AdminClient``, which provides the members declared abstract here. Owns
-    nothing; use from the admin client's event loop."""
-
-    api: MQAdminAPI
-
-    @property
-    @abstractmethod
-    def _timeout_s(self) -> float: ...
-
-    @abstractmethod
-    def _check_started(self) -> None: ...
-
-    @abstractmethod
-    async def topic_route(self, topic: str) -> TopicRouteData: ...
+class BrokerAdmin(AdminBase):
+    """A mixin of ``AdminClient``, which provides the members declared abstract here and in
+    ``AdminBase``. Owns nothing; use from the admin client's event loop."""
 
     async def broker_config(self, broker_addr: str) -> dict[str, str]:
         """Every setting of the broker by RocketMQ's key (mqadmin getBrokerConfig)."""

@@ -13,18 +13,16 @@ RocketMQ's broker has no WHO_CONSUME_THE_MESSAGE code: mqadmin composes the answ
 from __future__ import annotations
 
 import enum
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from orbitmq.client.admin_api import MQAdminAPI
+from orbitmq.client.admin_base import AdminBase
 from orbitmq.client.errors import MQBrokerError, MQClientError, NoRouteError
-from orbitmq.client.mq_client_instance import ClientConfig
 from orbitmq.common import SUB_ALL, MessageExt, MessageQueue
 from orbitmq.common.java_properties import format_properties, parse_properties
 from orbitmq.common.topic import dlq_topic, retry_topic
 from orbitmq.protocol import (
-    ClusterInfo,
     ConsumeMessageDirectlyResult,
     ConsumerConnection,
     ConsumerRunningInfo,
@@ -61,25 +59,9 @@ class ConsumerNotOnlineError(MQClientError):
     """No broker has a connection of the consumer group (RocketMQ's CONSUMER_NOT_ONLINE)."""
 
 
-class GroupAdmin(ABC):
-    """A mixin of ``AdminClient``, which provides the members declared abstract here. Owns
-    nothing; use from the admin client's event loop."""
-
-    api: MQAdminAPI
-    config: ClientConfig
-
-    @property
-    @abstractmethod
-    def _timeout_s(self) -> float: ...
-
-    @abstractmethod
-    def _check_started(self) -> None: ...
-
-    @abstractmethod
-    async def cluster_info(self) -> ClusterInfo: ...
-
-    @abstractmethod
-    async def master_addrs(self, cluster: str | None = None) -> dict[str, str]: ...
+class GroupAdmin(AdminBase):
+    """A mixin of ``AdminClient``, which provides the members declared abstract here and in
+    ``AdminBase``. Owns nothing; use from the admin client's event loop."""
 
     @abstractmethod
     async def _route_masters(self, topic: str) -> dict[str, str]: ...
