@@ -52,7 +52,12 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
     )
     | {"CONSUME_TYPE": _CONSUME_TYPE, "clock": _CLOCK},
     client.LitePullConsumer: dict.fromkeys(
-        ["compute_pull_from_where", "consumer_data", "update_topic_subscribe_info"],
+        [
+            "compute_pull_from_where",
+            "consumer_data",
+            "consumer_running_info",
+            "update_topic_subscribe_info",
+        ],
         _CONSUMER_INNER,
     )
     | dict.fromkeys(["after_consume", "before_consume"], _POLL_HOOKS)

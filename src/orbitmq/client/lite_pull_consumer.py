@@ -419,7 +419,7 @@ class LitePullConsumer(RebalancingConsumer[LitePullConsumerConfig]):
     async def consumer_running_info(self) -> ConsumerRunningInfo:
         """GET_CONSUMER_RUNNING_INFO (RocketMQ's DefaultLitePullConsumerImpl): the shared
         report over the queues this consumer holds."""
-        return await self.running_info({mq: st.pq for mq, st in self._states.items()}, {})
+        return await self._running_info({mq: st.pq for mq, st in self._states.items()}, {})
 
     async def persist_offsets(self) -> None:
         await self.offset_store.persist_all(set(self._states))

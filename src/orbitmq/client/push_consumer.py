@@ -341,7 +341,7 @@ class PushConsumer(RebalancingConsumer[PushConsumerConfig]):
     async def consumer_running_info(self) -> ConsumerRunningInfo:
         """GET_CONSUMER_RUNNING_INFO (RocketMQ's DefaultMQPushConsumerImpl): the shared
         report, with the push consumer's orderly flag and thread count."""
-        return await self.running_info(
+        return await self._running_info(
             self.process_queues,
             {
                 PROP_CONSUME_ORDERLY: "true" if self._orderly else "false",

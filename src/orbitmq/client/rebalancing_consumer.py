@@ -172,7 +172,7 @@ class RebalancingConsumer(AsyncLifetime, Generic[_ConfigT]):
 
     # -- what the client instance asks ------------------------------------------------------
 
-    async def running_info(
+    async def _running_info(
         self, queues: Mapping[MessageQueue, ProcessQueue], properties: Mapping[str, str]
     ) -> ConsumerRunningInfo:
         """What GET_CONSUMER_RUNNING_INFO reports (RocketMQ's consumerRunningInfo of its push
