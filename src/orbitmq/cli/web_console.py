@@ -93,8 +93,7 @@ def console_starter(
             session_idle_s=(login or ConsoleLogin()).idle_s,
         )
         await server.start()
-        logs_in = " (login with an ACL account)" if login is not None else ""
-        return f"console {server.url}{logs_in}", server.stop
+        return f"console {server.url}", server.stop
 
     return start
 
@@ -188,8 +187,9 @@ def console(
 
     async def start() -> Callable[[], Awaitable[None]]:
         await server.start()
-        logs_in = ", login with an ACL account" if acl else ""
-        say(f"OrbitMQ console ready on {server.url} (name servers {namesrv_addr}{logs_in})")
+        say(f"OrbitMQ console ready on {server.url} (name servers {namesrv_addr})")
+        if acl:
+            say("Every page asks for a login with an account of the cluster's plain_acl.yml.")
         return server.stop
 
     serve_until_signal(start)
