@@ -39,11 +39,14 @@ async def login(request: web.Request) -> web.Response:
     target = _safe_next(fields.get("next", "/"))
     error = "" if access_key and secret_key else "an access key and a secret key are required"
     if not error:
+        sessions = request.app[SESSIONS_KEY]
         try:
-            token = await request.app[SESSIONS_KEY].login(access_key, secret_key)
+            token = await sessions.login(access_key, secret_key)
         except LoginRefusedError as exc:
             error = str(exc)
         else:
+            # A new login replaces the browser's earlier session, if any.
+            await sessions.logout(request.cookies.get(SESSION_COOKIE, ""))
             found = web.HTTPSeeOther(location=target)
             found.set_cookie(
                 SESSION_COOKIE,
