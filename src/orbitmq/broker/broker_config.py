@@ -115,6 +115,11 @@ class BrokerConfig:
     console_cert_path: str = ""
     console_key_path: str = ""
     console_key_password: str = ""
+    #: The console asks for a login with an ACL account (access key and secret key) and
+    #: reads as that account; ``orbitmq start`` turns it on with aclEnable=true unless the
+    #: file sets it. A login idle for consoleSessionTimeoutMinutes ends.
+    console_acl_enable: bool = False
+    console_session_timeout_minutes: int = 30
 
     @property
     def namesrv_addresses(self) -> list[str]:
@@ -192,6 +197,10 @@ def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None
         )
     if not -1 <= broker.console_port < 65536:
         raise ConfigError(f"consolePort: {broker.console_port} is not a port (0..65535, -1: off)")
+    if broker.console_session_timeout_minutes < 1:
+        raise ConfigError(
+            f"consoleSessionTimeoutMinutes: {broker.console_session_timeout_minutes} is below 1"
+        )
     _check_role(broker, store)
     if broker.default_topic_queue_nums <= 0:
         raise ConfigError(f"defaultTopicQueueNums: {broker.default_topic_queue_nums} must be > 0")

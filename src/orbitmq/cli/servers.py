@@ -22,7 +22,7 @@ from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
 from orbitmq.cli.console import fail, say, warn
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
-from orbitmq.cli.web_console import ConsoleStarter, console_ssl, console_starter
+from orbitmq.cli.web_console import ConsoleLogin, ConsoleStarter, console_ssl, console_starter
 from orbitmq.client import ClientConfig
 from orbitmq.common.errors import ConfigError
 from orbitmq.common.metrics_exporter_type import MetricsExporterType
@@ -231,6 +231,8 @@ def embedded_config(
         broker_config.console_port = 0
     if not -1 <= broker_config.console_port < 65536:
         raise ConfigError(f"--console-port: {broker_config.console_port} is not a port (-1: off)")
+    if "consoleAclEnable" not in keys:
+        broker_config.console_acl_enable = broker_config.acl_enable
     namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
     tls = load_tls_config(config_path)
     return EmbeddedConfig(namesrv_config, broker_config, store_config, namesrv_addr, tls)
@@ -270,7 +272,12 @@ def _console_of(config: BrokerConfig, tls: TlsSystemConfig) -> ConsoleStarter | 
     https = console_ssl(
         config.console_cert_path, config.console_key_path, config.console_key_password
     )
-    return console_starter(config.bind_address, config.console_port, client_config, https)
+    login = (
+        ConsoleLogin(config.console_session_timeout_minutes * 60.0)
+        if config.console_acl_enable
+        else None
+    )
+    return console_starter(config.bind_address, config.console_port, client_config, https, login)
 
 
 async def _start_console(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -23,6 +24,14 @@ ConsoleStarter = Callable[[str], Awaitable[tuple[str, Callable[[], Awaitable[Non
 
 #: What to install when the console's libraries (aiohttp, Jinja2) are missing.
 CONSOLE_EXTRA = "pip install 'orbitmq[console]'"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleLogin:
+    """The console asks for ACL credentials (consoleAclEnable, ``--acl``); a login idle for
+    ``idle_s`` ends."""
+
+    idle_s: float = 1800.0
 
 
 def console_class() -> type[ConsoleServer]:
@@ -57,6 +66,7 @@ def console_starter(
     port: int,
     client_config: ClientConfig | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    login: ConsoleLogin | None = None,
 ) -> ConsoleStarter:
     """``orbitmq start``'s console, loaded before the servers start (its import takes a
     moment the ready line should not wait for): given the name servers, it starts and gives
@@ -79,6 +89,8 @@ def console_starter(
             port=port,
             client_config=client_config,
             ssl_context=ssl_context,
+            acl=login is not None,
+            session_idle_s=(login or ConsoleLogin()).idle_s,
         )
         await server.start()
         return f"console {server.url}", server.stop
@@ -123,6 +135,21 @@ async def _nothing() -> None:
 @click.option(
     "--key-password", default="", envvar="ORBITMQ_CONSOLE_KEY_PASSWORD", help="The key's password."
 )
+@click.option(
+    "--acl",
+    "acl",
+    is_flag=True,
+    envvar="ORBITMQ_CONSOLE_ACL",
+    help="Ask for a login with an ACL account (access key and secret key) and read as it: "
+    "for a cluster with aclEnable=true.",
+)
+@click.option(
+    "--session-timeout",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="With --acl: minutes after which an idle login ends.",
+)
 @log_level_option()
 def console(
     namesrv_addr: str,
@@ -133,6 +160,8 @@ def console(
     cert: str,
     key: str,
     key_password: str,
+    acl: bool,
+    session_timeout: int,
 ) -> None:
     """Serve the web console (cluster, topics, groups, messages, dead letters)."""
     # Imported here: the servers' module imports the broker, which this command never needs
@@ -150,6 +179,8 @@ def console(
             port=port,
             client_config=client_config,
             ssl_context=console_ssl(cert, key, key_password),
+            acl=acl,
+            session_idle_s=session_timeout * 60.0,
         )
     except ConfigError as exc:
         fail(str(exc))
@@ -157,6 +188,8 @@ def console(
     async def start() -> Callable[[], Awaitable[None]]:
         await server.start()
         say(f"OrbitMQ console ready on {server.url} (name servers {namesrv_addr})")
+        if acl:
+            say("Every page asks for a login with an account of the cluster's plain_acl.yml.")
         return server.stop
 
     serve_until_signal(start)

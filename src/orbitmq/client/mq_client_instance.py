@@ -88,7 +88,7 @@ class ClientConfig:
     #: Plain ACL credentials (a broker with aclEnable=true): with an access key and a secret
     #: key every request is signed as RocketMQ's AclClientRPCHook signs it.
     access_key: str | None = None
-    secret_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
     security_token: str | None = None
     use_tls: bool = False
     tls_config: TlsSystemConfig = field(default_factory=TlsSystemConfig)

@@ -1,6 +1,6 @@
 """The console's aiohttp application: one routing table (path → page), the Jinja2 pages, the
-static script and style shipped in this package, and the one place where errors become a
-message on the page."""
+static script and style shipped in this package, the one place where errors become a
+message on the page, and the login in front of it all when it asks for ACL credentials."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from yarl import URL
 from orbitmq.client import AdminClient
 from orbitmq.common import OrbitError
 from orbitmq.console import cluster_pages, dlq_pages, group_pages, message_pages, topic_pages
+from orbitmq.console.console_sessions import ConsoleSessions
 from orbitmq.console.inputs import ConsoleInputError
+from orbitmq.console.login_pages import SESSIONS_KEY, login, login_form, login_required, logout
 from orbitmq.console.page import ADMIN_KEY, render
 
 _LOG = logging.getLogger(__name__)
@@ -79,11 +81,33 @@ async def same_origin(request: web.Request, handler: Handler) -> web.StreamRespo
     return await handler(request)
 
 
-def console_app(admin: AdminClient) -> web.Application:
-    """The console over ``admin``, a started AdminClient that the caller owns."""
-    app = web.Application(middlewares=[same_origin, error_page])
-    app[ADMIN_KEY] = admin
-    for method, path, handler in ROUTES:
+#: The login's own routes, served when the console asks for ACL credentials.
+LOGIN_ROUTES: Final[tuple[tuple[str, str, Handler], ...]] = (
+    ("GET", "/login", login_form),
+    ("POST", "/login", login),
+    ("POST", "/logout", logout),
+)
+
+
+def console_app(
+    admin: AdminClient | None = None, *, sessions: ConsoleSessions | None = None
+) -> web.Application:
+    """The console over ``admin``, a started AdminClient that the caller owns; or, with
+    ``sessions`` instead, one that asks each user to log in and reads through their own
+    session's client."""
+    if (admin is None) == (sessions is None):
+        raise ValueError("console_app: give either an admin client or login sessions")
+    # The login comes after the origin check (a forged login form changes nothing) and
+    # before the error page (a refused login shows on its own form).
+    login_middlewares = [login_required] if sessions is not None else []
+    app = web.Application(middlewares=[same_origin, *login_middlewares, error_page])
+    routes = ROUTES
+    if admin is not None:
+        app[ADMIN_KEY] = admin
+    if sessions is not None:
+        app[SESSIONS_KEY] = sessions
+        routes = LOGIN_ROUTES + ROUTES
+    for method, path, handler in routes:
         app.router.add_route(method, path, handler)
     app.router.add_static("/static", _STATIC_DIR)
     return app
