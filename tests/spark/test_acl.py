@@ -1,5 +1,5 @@
 """The Spark source and sink against a broker with aclEnable=true: with the ``accessKey`` /
-``secretKey`` options the sink writes and the source reads back; with a wrong secret or no
+``secretKey`` options the sink writes (plainly and exactly once) and the source reads back; with a wrong secret or no
 keys the job fails with the broker's refusal, and the secret shows in no plan string."""
 
 from __future__ import annotations
@@ -45,10 +45,14 @@ def test_sink_and_source_with_the_right_keys(
     signed = options(acl_cluster, "SparkAcl", accessKey="sparkjob", secretKey=SECRET)
     rows = spark.createDataFrame([(f"k{i}", f"body {i}") for i in range(20)], ["keys", "body"])
     rows.write.format("orbitmq").options(**signed).mode("append").save()
+    # Exactly once: halves, the intent topic, its key query and the commits, all signed.
+    staged = spark.createDataFrame([(f"k{i}", f"staged {i}") for i in range(5)], ["keys", "body"])
+    staged.write.format("orbitmq").options(**signed, exactlyOnce="true").mode("append").save()
 
     read = spark.read.format("orbitmq").options(**signed).load()
     bodies = sorted(bytes(row.body).decode() for row in read.select("body").collect())
-    assert bodies == sorted(f"body {i}" for i in range(20))
+    expected = [f"body {i}" for i in range(20)] + [f"staged {i}" for i in range(5)]
+    assert bodies == sorted(expected)
     plan = read._jdf.queryExecution().toString()
     assert SECRET not in plan
 

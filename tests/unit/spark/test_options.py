@@ -115,7 +115,9 @@ def test_acl_keys_reach_the_clients_and_key_the_pool(monkeypatch: pytest.MonkeyP
     # Another secret (or none) is another pool key: jobs never share a signed client.
     other = parse(accessKey="spark1", secretKey="s3cret-two").endpoint
     assert other != signed.endpoint and hash(other) != hash(signed.endpoint)
-    assert parse().endpoint.credentials is None and parse().endpoint.client_config().rpc_hook() is None
+    assert (
+        parse().endpoint.credentials is None and parse().endpoint.client_config().rpc_hook() is None
+    )
 
 
 def test_acl_keys_fall_back_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,7 +134,7 @@ def test_one_acl_key_alone_is_refused(
     monkeypatch.delenv("ORBITMQ_ACCESS_KEY", raising=False)
     monkeypatch.delenv("ORBITMQ_SECRET_KEY", raising=False)
     with pytest.raises(OptionError, match="accessKey and secretKey") as refused:
-        parse(**given)
+        SourceOptions.parse({**BASE, **given}, streaming=False)
     assert "s3cret-one" not in str(refused.value)
 
 
