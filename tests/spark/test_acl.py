@@ -1,6 +1,7 @@
 """The Spark source and sink against a broker with aclEnable=true: with the ``accessKey`` /
-``secretKey`` options the sink writes (plainly and exactly once) and the source reads back; with a wrong secret or no
-keys the job fails with the broker's refusal, and the secret shows in no plan string."""
+``secretKey`` options the sink writes (plainly and exactly once) and the source reads back;
+with a wrong secret or no keys the job fails with the broker's refusal, and the secret shows
+in no plan string."""
 
 from __future__ import annotations
 
