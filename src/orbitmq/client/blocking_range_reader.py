@@ -23,6 +23,7 @@ from orbitmq.filter import SubscriptionData, build_subscription_data
 from orbitmq.protocol import RemotingCommand, RequestCode
 from orbitmq.remoting.blocking_channel import BlockingChannel
 from orbitmq.remoting.remoting_client import DEFAULT_CONNECT_TIMEOUT_S
+from orbitmq.remoting.rpc_hook import RPCHook
 
 
 class BlockingRangeReader:
@@ -36,9 +37,12 @@ class BlockingRangeReader:
         pull_timeout_s: float,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         ssl: ssl_module.SSLContext | None = None,
+        rpc_hook: RPCHook | None = None,
     ) -> None:
-        """``ssl``: connect to brokers with TLS (a client's ``use_tls``)."""
+        """``ssl``: connect to brokers with TLS (a client's ``use_tls``); ``rpc_hook``: runs
+        on every pull before it is sent (a client's ACL signing hook)."""
         self._ssl = ssl
+        self._rpc_hook = rpc_hook
         self._consumer_group = consumer_group
         self._pull_timeout_s = pull_timeout_s
         self._connect_timeout_s = connect_timeout_s
@@ -65,14 +69,15 @@ class BlockingRangeReader:
         channel = self._take(addr)
         try:
             offset = start_offset
-            channel.send(self._pull(mq, sub, offset, end_offset, batch_size), self._pull_timeout_s)
+            request = self._pull(addr, mq, sub, offset, end_offset, batch_size)
+            channel.send(request, self._pull_timeout_s)
             while True:
                 response, records = channel.receive(self._pull_timeout_s)
                 result = pull_result_of(response, addr)
                 check_progress(mq, offset, result)
                 offset = result.next_begin_offset
                 if offset < end_offset:
-                    request = self._pull(mq, sub, offset, end_offset, batch_size)
+                    request = self._pull(addr, mq, sub, offset, end_offset, batch_size)
                     channel.send(request, self._pull_timeout_s)
                 if result.pull_status is PullStatus.FOUND and len(records):
                     yield records
@@ -92,6 +97,7 @@ class BlockingRangeReader:
 
     def _pull(
         self,
+        addr: str,
         mq: MessageQueue,
         sub: SubscriptionData,
         offset: int,
@@ -100,7 +106,10 @@ class BlockingRangeReader:
     ) -> RemotingCommand:
         max_nums = min(batch_size, end_offset - offset)
         header = range_pull_header(self._consumer_group, mq, sub, offset, max_nums)
-        return RemotingCommand.create_request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
+        request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
+        if self._rpc_hook is not None:
+            self._rpc_hook.do_before_request(addr, request)
+        return request
 
     def _take(self, addr: str) -> BlockingChannel:
         """An idle channel to ``addr`` that is still open, else a new one."""

@@ -62,16 +62,33 @@ class OffsetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Credentials:
+    """A plain ACL account (``accessKey`` / ``secretKey``) the clients sign requests with.
+    Immutable; the secret is compared and hashed but left out of ``repr``, so it shows in no
+    log line, error or plan string."""
+
+    access_key: str
+    secret_key: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Endpoint:
-    """Where the connector's clients connect: the name servers and the TLS settings (the
-    clients' pool key). Immutable; sent to executors with the options."""
+    """Where the connector's clients connect and as whom: the name servers, the TLS
+    settings and the ACL credentials (together the clients' pool key, so jobs with other
+    keys never share a client). Immutable; sent to executors with the options."""
 
     namesrv_addr: str
     tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+    credentials: Credentials | None = None
 
     def client_config(self) -> ClientConfig:
+        account = self.credentials
         return ClientConfig(
-            namesrv_addr=self.namesrv_addr, use_tls=self.tls.enable, tls_config=self.tls
+            namesrv_addr=self.namesrv_addr,
+            use_tls=self.tls.enable,
+            tls_config=self.tls,
+            access_key=account.access_key if account else None,
+            secret_key=account.secret_key if account else None,
         )
 
 
@@ -93,10 +110,11 @@ class SourceOptions:
     max_records_per_partition: int | None = None
     pull_batch_size: int = DEFAULT_PULL_BATCH_SIZE
     tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+    credentials: Credentials | None = None
 
     @property
     def endpoint(self) -> Endpoint:
-        return Endpoint(self.namesrv_addr, self.tls)
+        return Endpoint(self.namesrv_addr, self.tls, self.credentials)
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -125,6 +143,7 @@ class SourceOptions:
             max_records_per_partition=_positive(opts, "maxRecordsPerPartition"),
             pull_batch_size=_positive(opts, "pullBatchSize") or DEFAULT_PULL_BATCH_SIZE,
             tls=tls_options(opts),
+            credentials=acl_options(opts),
         )
 
 
@@ -150,10 +169,11 @@ class SinkOptions:
     #: attempt kills its Python worker right after staging its first half.
     failpoint: str | None = None
     tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+    credentials: Credentials | None = None
 
     @property
     def endpoint(self) -> Endpoint:
-        return Endpoint(self.namesrv_addr, self.tls)
+        return Endpoint(self.namesrv_addr, self.tls, self.credentials)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SinkOptions:
@@ -166,6 +186,7 @@ class SinkOptions:
             exactly_once=_boolean(opts, "exactlyOnce", default=False),
             failpoint=opts.get("failpoint") or None,
             tls=tls_options(opts),
+            credentials=acl_options(opts),
         )
 
 
@@ -189,6 +210,23 @@ def tls_options(opts: Mapping[str, str]) -> TlsSystemConfig:
     except ConfigError as exc:
         raise OptionError(f'option "tlsConfigFile": {exc}') from exc
     return replace(tls, enable=True) if _boolean(opts, "tls", default=False) else tls
+
+
+def acl_options(opts: Mapping[str, str]) -> Credentials | None:
+    """``accessKey`` and ``secretKey`` (a plain ACL account of an aclEnable broker), else
+    ``$ORBITMQ_ACCESS_KEY`` / ``$ORBITMQ_SECRET_KEY`` as the CLI reads; None when neither is
+    set. Read on the driver: executors get the values with the options."""
+    access_key = (opts.get("accesskey") or os.environ.get("ORBITMQ_ACCESS_KEY", "")).strip()
+    secret_key = (opts.get("secretkey") or os.environ.get("ORBITMQ_SECRET_KEY", "")).strip()
+    if not access_key and not secret_key:
+        return None
+    if not (access_key and secret_key):
+        missing = "secretKey" if access_key else "accessKey"
+        raise OptionError(
+            f'option "{missing}" is required with the other ACL key (accessKey and secretKey,'
+            " or ORBITMQ_ACCESS_KEY and ORBITMQ_SECRET_KEY, go together)"
+        )
+    return Credentials(access_key, secret_key)
 
 
 def _starting(opts: Mapping[str, str], default: OffsetKind) -> OffsetSpec:

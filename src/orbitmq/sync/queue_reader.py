@@ -44,7 +44,10 @@ class QueueReader(Facade[AsyncQueueReader]):
         self._pull_wait_s = pull_timeout_s + GRACE_S
         tls = client_config.tls_config if client_config and client_config.use_tls else None
         self._ranges = BlockingRangeReader(
-            consumer_group, pull_timeout_s, ssl=tls.client_context() if tls else None
+            consumer_group,
+            pull_timeout_s,
+            ssl=tls.client_context() if tls else None,
+            rpc_hook=client_config.rpc_hook() if client_config else None,
         )
 
     message_queues = blocking(AsyncQueueReader.message_queues)

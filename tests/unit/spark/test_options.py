@@ -8,8 +8,10 @@ from orbitmq.common import MessageQueue
 from orbitmq.spark.options import (
     DEFAULT_MAX_TRIGGER_DELAY_MS,
     DEFAULT_PULL_BATCH_SIZE,
+    Credentials,
     OffsetSpec,
     OptionError,
+    SinkOptions,
     SourceOptions,
 )
 
@@ -99,3 +101,45 @@ def test_ending_offsets_are_for_batch_reads_only() -> None:
 )
 def test_trigger_delay_durations(text: str, ms: int) -> None:
     assert parse(maxTriggerDelay=text).max_trigger_delay_ms == ms
+
+
+def test_acl_keys_reach_the_clients_and_key_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ORBITMQ_ACCESS_KEY", raising=False)
+    monkeypatch.delenv("ORBITMQ_SECRET_KEY", raising=False)
+    signed = parse(accessKey="spark1", secretKey="s3cret-one")
+    config = signed.endpoint.client_config()
+    assert (config.access_key, config.secret_key) == ("spark1", "s3cret-one")
+    assert config.rpc_hook() is not None
+    sink = SinkOptions.parse({**BASE, "AccessKey": "spark1", "SECRETKEY": "s3cret-one"})
+    assert sink.endpoint == signed.endpoint
+    # Another secret (or none) is another pool key: jobs never share a signed client.
+    other = parse(accessKey="spark1", secretKey="s3cret-two").endpoint
+    assert other != signed.endpoint and hash(other) != hash(signed.endpoint)
+    assert (
+        parse().endpoint.credentials is None and parse().endpoint.client_config().rpc_hook() is None
+    )
+
+
+def test_acl_keys_fall_back_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORBITMQ_ACCESS_KEY", "env-key")
+    monkeypatch.setenv("ORBITMQ_SECRET_KEY", "env-secret")
+    assert parse().credentials == Credentials("env-key", "env-secret")
+    assert parse(secretKey="given").credentials == Credentials("env-key", "given")
+
+
+@pytest.mark.parametrize("given", [{"accessKey": "spark1"}, {"secretKey": "s3cret-one"}])
+def test_one_acl_key_alone_is_refused(
+    monkeypatch: pytest.MonkeyPatch, given: dict[str, str]
+) -> None:
+    monkeypatch.delenv("ORBITMQ_ACCESS_KEY", raising=False)
+    monkeypatch.delenv("ORBITMQ_SECRET_KEY", raising=False)
+    with pytest.raises(OptionError, match="accessKey and secretKey") as refused:
+        SourceOptions.parse({**BASE, **given}, streaming=False)
+    assert "s3cret-one" not in str(refused.value)
+
+
+def test_the_secret_is_in_no_repr() -> None:
+    opts = parse(accessKey="spark1", secretKey="s3cret-one")
+    sink = SinkOptions.parse({**BASE, "accessKey": "spark1", "secretKey": "s3cret-one"})
+    for shown in (repr(opts), repr(opts.endpoint), repr(sink), str(sink.endpoint)):
+        assert "spark1" in shown and "s3cret-one" not in shown
