@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.support.ui import WebDriverWait
 
 from orbitmq.console import ConsoleServer
 from orbitmq.testing import ThreadedCluster
-from tests.browser.test_console_pages import severe_logs, text
+from tests.browser.test_console_pages import WAIT_S, severe_logs, text
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -42,11 +44,19 @@ def acl_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleSer
             cluster.call(server.stop())
 
 
+def submit(browser: webdriver.Chrome, button_id: str) -> None:
+    """Click a form's button and wait for the page that answers it: a click returns before
+    the POST's answer has replaced the page."""
+    page = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(By.ID, button_id).click()
+    WebDriverWait(browser, WAIT_S, 0.1).until(staleness_of(page), f"the answer to #{button_id}")
+
+
 def log_in(browser: webdriver.Chrome, access_key: str, secret_key: str) -> None:
     browser.find_element(By.ID, "access_key").clear()
     browser.find_element(By.ID, "access_key").send_keys(access_key)
     browser.find_element(By.ID, "secret_key").send_keys(secret_key)
-    browser.find_element(By.ID, "login").click()
+    submit(browser, "login")
 
 
 def test_login_refusal_pages_admin_refusal_and_logout(
@@ -76,12 +86,12 @@ def test_login_refusal_pages_admin_refusal_and_logout(
 
     browser.get(base + "/topics")
     browser.find_element(By.ID, "new-topic").send_keys("ViewerTopic")
-    browser.find_element(By.ID, "create-topic-button").click()
+    submit(browser, "create-topic-button")
     refusal = text(browser, "error")
     assert "Need admin permission for request code=17, but accessKey=viewer1 is not" in refusal
 
     browser.get(base + "/")
-    browser.find_element(By.ID, "logout").click()
+    submit(browser, "logout")
     assert browser.current_url == base + "/login?notice=logged+out"
     assert text(browser, "notice") == "logged out"
     browser.get(base + "/groups")
