@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from orbitmq.broker import BrokerController
+from orbitmq.common import MessageQueue
 from orbitmq.common import message_const as mc
 from orbitmq.common.key_builder import build_pop_retry_topic
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
-from orbitmq.protocol.body import BatchAck, BatchAckMessageRequestBody
+from orbitmq.protocol import ConsumeStats, RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.body import BatchAck, BatchAckMessageRequestBody, ConsumeType
 from orbitmq.protocol.header import (
     AckMessageRequestHeader,
     ChangeInvisibleTimeResponseHeader,
+    GetConsumerListByGroupRequestHeader,
+    GetConsumeStatsRequestHeader,
     NotificationRequestHeader,
     NotificationResponseHeader,
     PeekMessageRequestHeader,
@@ -257,3 +261,48 @@ async def test_bad_pops_are_refused_clearly(pb: PopBroker) -> None:
     bad_sql = await pb.pop(TOPIC, exp="a >", exp_type="SQL92")
     assert bad_sql.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED
     assert (await pb.pop(TOPIC)).bodies == [b"x"]
+
+
+async def test_pop_groups_show_to_admin_tools_as_in_rocketmq(pb: PopBroker) -> None:
+    for i in range(3):
+        await pb.send(TOPIC, f"s{i}".encode(), queue_id=0)
+    answer = await pb.pop(TOPIC, queue_id=0, max_msg_nums=2)
+    assert len(answer.messages) == 2
+    stats_request = RemotingCommand.create_request(
+        RequestCode.GET_CONSUME_STATS,
+        GetConsumeStatsRequestHeader(consumer_group="cg").to_ext_fields(),
+    )
+    stats = ConsumeStats.from_json((await pb.invoke(stats_request)).body)
+    # POP moves the group's offset as it hands messages out (RocketMQ 5 does the same).
+    wrapper = stats.offset_table[MessageQueue(TOPIC, "broker-a", 0)]
+    assert (wrapper.broker_offset, wrapper.consumer_offset) == (3, 2)
+    # A POP group registers no consumer: the consumer list is RocketMQ's "not online" answer.
+    listed = await pb.invoke(
+        RemotingCommand.create_request(
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+            GetConsumerListByGroupRequestHeader(consumer_group="cg").to_ext_fields(),
+        )
+    )
+    assert listed.code != ResponseCode.SUCCESS
+    manager = pb.broker.consumer_manager
+    assert manager.find_subscription_data("cg", TOPIC) is not None  # compensated
+    info = manager.compensation_table["cg"]
+    assert info.consume_type is ConsumeType.CONSUME_POP
+
+
+async def test_check_points_and_acks_survive_a_restart(pop_factory: PopBrokerFactory) -> None:
+    pb = await pop_factory()
+    for i in range(4):
+        await pb.send(TOPIC, f"r{i}".encode(), queue_id=0)
+    answer = await pb.pop(TOPIC, queue_id=0, invisible_ms=60_000)
+    await pb.ack(answer.messages[0])
+    await pb.ack(answer.messages[2])
+    await pb.broker.stop()
+    broker = BrokerController(pb.broker.broker_config, pb.broker.store_config, clock=pb.clock)
+    await broker.start()
+    pb.broker = broker  # the fixture stops this one
+    revive = broker.pop.revive_service
+    assert revive.in_flight == 1  # replayed from the revive log with its two acks
+    assert await pb.revive(60_001) == 2
+    again = await pb.pop(TOPIC, queue_id=0)
+    assert sorted(again.bodies) == [b"r1", b"r3"]
