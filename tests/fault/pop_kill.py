@@ -132,3 +132,88 @@ def run_pop_kill(tmp_path: Path, count: int, pops: int, rounds: int = 1) -> None
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+FIFO_TOPIC = "PopKillFifo"
+
+
+async def _fifo_pop(client: RemotingClient, broker: str) -> PopAnswer:
+    request = pop_request(
+        FIFO_TOPIC,
+        group=GROUP,
+        queue_id=0,
+        max_msg_nums=4,
+        invisible_ms=INVISIBLE_MS,
+        poll_ms=1000,
+        born_time=int(time.time() * 1000),
+        order=True,
+    )
+    return PopAnswer(await client.invoke(broker, request, 10.0), "broker-a")
+
+
+async def _fifo_round(broker: str, batches: int | None, count: int) -> list[bytes]:
+    """Pop FIFO batches from queue 0 and ack each in full: ``batches`` of them, or (None)
+    until ``count`` messages came. The bodies in the order they came."""
+    bodies: list[bytes] = []
+    client = RemotingClient(connect_timeout_s=5.0)
+    try:
+        deadline = time.monotonic() + 60
+        while (len(bodies) < count) if batches is None else (batches > 0):
+            assert time.monotonic() < deadline, f"FIFO stuck after {bodies[-3:]}"
+            answer = await _fifo_pop(client, broker)
+            for i, message in enumerate(answer.messages):
+                bodies.append(message.body)
+                await _ack_fifo(client, broker, answer, i)
+            if answer.messages and batches is not None:
+                batches -= 1
+    finally:
+        await client.close()
+    return bodies
+
+
+async def _ack_fifo(client: RemotingClient, broker: str, answer: PopAnswer, index: int) -> None:
+    message = answer.messages[index]
+    header = AckMessageRequestHeader(
+        consumer_group=GROUP,
+        topic=FIFO_TOPIC,
+        queue_id=0,
+        extra_info=message.properties[mc.PROPERTY_POP_CK],
+        offset=message.queue_offset,
+    )
+    request = RemotingCommand.create_request(RequestCode.ACK_MESSAGE, header.to_ext_fields())
+    response = await client.invoke(broker, request, 5.0)
+    assert response.code == ResponseCode.SUCCESS, response.remark
+
+
+async def _send_fifo(broker: str, count: int) -> None:
+    client = RemotingClient(connect_timeout_s=5.0)
+    try:
+        for i in range(count):
+            header = send_header(FIFO_TOPIC, {}, queue_id=0)
+            request = send_request(RequestCode.SEND_MESSAGE_V2, header, f"f{i:04d}".encode())
+            response = await client.invoke(broker, request, 5.0)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+    finally:
+        await client.close()
+
+
+def run_fifo_kill(tmp_path: Path, count: int, batches: int) -> None:
+    """FIFO POP across kill -9: the acked prefix of a queue is not handed out again, the
+    rest comes in order."""
+    conf = tmp_path / "pop.conf"
+    conf.write_text(CONF)
+    data_dir = tmp_path / "data"
+    process, ready = start_orbitmq(data_dir, tmp_path / "fifo0", conf)
+    try:
+        asyncio.run(_send_fifo(ready.group(2), count))
+        before = asyncio.run(_fifo_round(ready.group(2), batches, count))
+        assert before == [f"f{i:04d}".encode() for i in range(len(before))]
+        process.kill()
+        process.wait(timeout=30)
+        process, ready = start_orbitmq(data_dir, tmp_path / "fifo1", conf)
+        after = asyncio.run(_fifo_round(ready.group(2), None, count - len(before)))
+        assert after == [f"f{i:04d}".encode() for i in range(len(before), count)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
