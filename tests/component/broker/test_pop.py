@@ -306,3 +306,44 @@ async def test_check_points_and_acks_survive_a_restart(pop_factory: PopBrokerFac
     assert await pb.revive(60_001) == 2
     again = await pb.pop(TOPIC, queue_id=0)
     assert sorted(again.bodies) == [b"r1", b"r3"]
+
+
+async def test_polling_full_and_notification_woken_by_a_send(
+    pop_factory: PopBrokerFactory,
+) -> None:
+    pb = await pop_factory(pop_polling_size=1)
+    await pb.send(TOPIC, b"first")
+    await pb.pop(TOPIC)
+    held = asyncio.create_task(
+        pb.invoke(pop_request(TOPIC, poll_ms=10_000, born_time=pb.clock.now_ms()), 15.0)
+    )
+    long_polling = pb.broker.pop.long_polling
+    await eventually_async(lambda: long_polling.held_count == 1)
+    full = await pb.invoke(pop_request(TOPIC, poll_ms=10_000, born_time=pb.clock.now_ms()))
+    assert full.code == ResponseCode.POLLING_FULL
+    note = NotificationRequestHeader(
+        consumer_group="other", topic=TOPIC, queue_id=0, poll_time=10_000, born_time=0
+    )
+    await pb.pop(TOPIC, group="other")  # the other group is at the end too
+    notified = asyncio.create_task(
+        pb.invoke(
+            RemotingCommand.create_request(RequestCode.NOTIFICATION, note.to_ext_fields()), 15.0
+        )
+    )
+    await eventually_async(lambda: long_polling.held_count == 2)
+    await pb.send(TOPIC, b"second", queue_id=0)
+    answer = await asyncio.wait_for(notified, 5.0)
+    assert NotificationResponseHeader.from_ext_fields(answer.ext_fields).has_msg
+    assert (await asyncio.wait_for(held, 5.0)).code == ResponseCode.SUCCESS
+
+
+async def test_a_revive_wakes_a_held_pop(pb: PopBroker) -> None:
+    await pb.send(TOPIC, b"again")
+    await pb.pop(TOPIC, invisible_ms=1000)
+    held = asyncio.create_task(
+        pb.invoke(pop_request(TOPIC, poll_ms=10_000, born_time=pb.clock.now_ms()), 15.0)
+    )
+    await eventually_async(lambda: pb.broker.pop.long_polling.held_count == 1)
+    assert await pb.revive(1001) == 1
+    response = await asyncio.wait_for(held, 5.0)
+    assert response.code == ResponseCode.SUCCESS
