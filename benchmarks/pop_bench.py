@@ -8,7 +8,9 @@ here on one event loop).
 3. POP + ACK: the same number of tasks pop (queueId -1, 32 a pop, invisible 60 s) another
    group's copy of the same messages, each message acked with its own ACK_MESSAGE (as the
    5.x clients ack), the acks of one answer in flight together; msg/s until all are acked.
-4. POP + BATCH_ACK: the same, one BATCH_ACK_MESSAGE per answer.
+4. POP + BATCH_ACK: the same, one BATCH_ACK_MESSAGE per answer. 3 and 4 run again with
+   ``--pop-workers`` tasks: POP consumers share queues, so more of them may pop at once
+   (pull is bound to one puller per queue).
 5. latency: a producer sends ``--rate`` msg/s for ``--seconds`` s while POP consumers
    long-poll (pollTime 1 s); per message: send -> received (end to end) and received -> ack
    answered; p50 / p99.
@@ -16,8 +18,12 @@ here on one event loop).
 Prints one table and, with ``--json``, writes the numbers. The machine may be shared: the
 absolute numbers move with its load, the ratio less so.
 
-    .venv/bin/python benchmarks/pop_bench.py [--messages N] [--workers W] [--rate R]
+    .venv/bin/python benchmarks/pop_bench.py [--messages N] [--workers W] [--pop-workers P]
+        [--rate R]
         [--seconds S] [--dir PATH] [--json PATH]
+
+The table also gives each phase's CPU microseconds per message in the broker process and in
+this one (which side bounds it).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 from orbitmq.common import decode_messages, message_properties_to_string
@@ -125,13 +132,16 @@ async def pull_all(client: RemotingClient, broker: str, count: int, workers: int
             if response.code == ResponseCode.SUCCESS:
                 got += len(decode_messages(response.body))
                 offsets[queue_id] = int(response.ext_fields["nextBeginOffset"])
-            if got >= count:
+            if got >= count and not done.is_set():
                 done.set()
+                finished.append(time.perf_counter())
 
+    finished: list[float] = []
     began = time.perf_counter()
-    # One puller per queue at a time, as a push consumer pulls a queue (in order).
+    # One puller per queue at a time, as a push consumer pulls a queue (in order). The span
+    # ends with the last message; the other pullers' last long polls are not counted.
     await asyncio.gather(*(worker(q % QUEUES) for q in range(min(workers, QUEUES))))
-    return time.perf_counter() - began
+    return finished[0] - began
 
 
 def pop_request(group: str, poll_ms: int, topic: str = TOPIC) -> RemotingCommand:
@@ -233,12 +243,15 @@ async def pop_all(
             items = popped(response, "broker-a")
             await (ack_batch if batch else ack_each)(client, broker, group, items)
             acked += len(items)
-            if acked >= count:
+            if acked >= count and not done.is_set():
                 done.set()
+                finished.append(time.perf_counter())
 
+    finished: list[float] = []
     began = time.perf_counter()
+    # The span ends with the last ack; the other workers' last long polls are not counted.
     await asyncio.gather(*(worker() for _ in range(workers)))
-    return time.perf_counter() - began
+    return finished[0] - began
 
 
 async def latency(
@@ -298,26 +311,66 @@ async def latency(
     }
 
 
-async def run(broker: str, args: argparse.Namespace) -> dict[str, float]:
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (from /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds per message of the broker process and of this (client) process over one
+    phase, to tell which side bounds it."""
+
+    def __init__(self, broker_pid: int) -> None:
+        self.broker_pid = broker_pid
+        self.results: dict[str, float] = {}
+
+    async def measure(self, name: str, count: int, phase: Awaitable[float]) -> float:
+        broker, client = cpu_s(self.broker_pid), time.process_time()
+        seconds = await phase
+        self.results[f"{name}_broker_cpu_us_per_msg"] = (
+            (cpu_s(self.broker_pid) - broker) / count * 1e6
+        )
+        self.results[f"{name}_client_cpu_us_per_msg"] = (time.process_time() - client) / count * 1e6
+        return seconds
+
+
+async def run(broker: str, broker_pid: int, args: argparse.Namespace) -> dict[str, float]:
     client = RemotingClient(connect_timeout_s=5.0)
+    cpu = CpuMeter(broker_pid)
+    n, w = args.messages, args.workers
     try:
         began = time.perf_counter()
-        await send_all(client, broker, args.messages)
+        await send_all(client, broker, n)
         send_s = time.perf_counter() - began
-        pull_s = await pull_all(client, broker, args.messages, args.workers)
-        pop_s = await pop_all(client, broker, "bench-pop", args.messages, args.workers, False)
-        batch_s = await pop_all(client, broker, "bench-bpop", args.messages, args.workers, True)
-        results = {
-            "messages": args.messages,
-            "send_msg_per_s": args.messages / send_s,
-            "pull_msg_per_s": args.messages / pull_s,
-            "pop_ack_msg_per_s": args.messages / pop_s,
-            "pop_batch_ack_msg_per_s": args.messages / batch_s,
-        }
-        results["pop_ack_vs_pull"] = results["pop_ack_msg_per_s"] / results["pull_msg_per_s"]
-        results["pop_batch_ack_vs_pull"] = (
-            results["pop_batch_ack_msg_per_s"] / results["pull_msg_per_s"]
+        pull_s = await cpu.measure("pull", n, pull_all(client, broker, n, w))
+        pop_s = await cpu.measure("pop_ack", n, pop_all(client, broker, "bench-pop", n, w, False))
+        batch_s = await cpu.measure(
+            "pop_batch_ack", n, pop_all(client, broker, "bench-bpop", n, w, True)
         )
+        results = {
+            "messages": n,
+            "workers": w,
+            "send_msg_per_s": n / send_s,
+            "pull_msg_per_s": n / pull_s,
+            "pop_ack_msg_per_s": n / pop_s,
+            "pop_batch_ack_msg_per_s": n / batch_s,
+        }
+        if args.pop_workers != w:
+            many = args.pop_workers
+            results["pop_workers"] = many
+            results["pop_ack_many_msg_per_s"] = n / await cpu.measure(
+                "pop_ack_many", n, pop_all(client, broker, "bench-pop-many", n, many, False)
+            )
+            results["pop_batch_ack_many_msg_per_s"] = n / await cpu.measure(
+                "pop_batch_ack_many", n, pop_all(client, broker, "bench-bpop-many", n, many, True)
+            )
+        for key in [k for k in results if k.startswith("pop_") and k.endswith("_msg_per_s")]:
+            results[key.removesuffix("_msg_per_s") + "_vs_pull"] = (
+                results[key] / results["pull_msg_per_s"]
+            )
+        results |= cpu.results
         if args.rate and args.seconds:
             results |= await latency(client, broker, args.rate, args.seconds, args.workers)
         return results
@@ -348,7 +401,10 @@ def start_broker(root: Path) -> tuple[subprocess.Popen[bytes], str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=40_000)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=4, help="pullers (one per queue), poppers")
+    parser.add_argument(
+        "--pop-workers", type=int, default=16, help="POP again with this many (POP shares queues)"
+    )
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--dir", type=Path, default=None)
@@ -357,7 +413,10 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="pop-bench-", dir=args.dir))
     process, broker = start_broker(root)
     try:
-        results = asyncio.run(run(broker, args))
+        results = asyncio.run(run(broker, process.pid, args))
+    except BaseException:
+        print((root / "out").read_text()[-3000:], file=sys.stderr)
+        raise
     finally:
         process.terminate()
         process.wait(60)

@@ -16,9 +16,10 @@ from typing import Final
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
 from orbitmq.broker.consumer_order_info_manager import ILLEGAL_OFFSET, ConsumerOrderInfoManager
-from orbitmq.broker.pop_check_point import AckMsg, revive_record
+from orbitmq.broker.pop_check_point import AckMsg
 from orbitmq.broker.pop_long_polling_service import PopLongPollingService
 from orbitmq.broker.pop_revive_service import ORDER_ACK_TAG, PopReviveService
+from orbitmq.broker.revive_log_writer import ReviveLogWriter
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.clock import Clock
 from orbitmq.common.key_builder import POP_ORDER_REVIVE_QUEUE
@@ -59,6 +60,7 @@ class AckMessageProcessor:
         order_info_manager: ConsumerOrderInfoManager,
         revive_service: PopReviveService,
         long_polling: PopLongPollingService,
+        writer: ReviveLogWriter,
         clock: Clock,
     ) -> None:
         self.broker_config = broker_config
@@ -69,6 +71,7 @@ class AckMessageProcessor:
         self.revive_service = revive_service
         self.long_polling = long_polling
         self.clock = clock
+        self.writer = writer
         self.ack_count = 0
 
     def reject_request(self) -> bool:
@@ -212,18 +215,8 @@ class AckMessageProcessor:
         self.ack_count += len(offsets)
         if not self.revive_service.ack(ack):
             return  # revived or acked already: nothing to record
-        msg = revive_record(
-            self.revive_service.revive_topic,
-            extra.revive_qid,
-            ack,
-            self.store.commit_log.store_host,
-            self.clock.now_ms(),
-        )
-        result = await self.store.async_put_message(msg)
-        if not result.is_ok:
-            raise AckRefusedError(
-                ResponseCode.SYSTEM_ERROR, f"the ack could not be stored: {result.status.name}"
-            )
+        if not await self.writer.write_ack(extra.revive_qid, ack):
+            raise AckRefusedError(ResponseCode.SYSTEM_ERROR, "the ack could not be stored")
 
     async def ack_orderly(
         self,
@@ -258,14 +251,6 @@ class AckMessageProcessor:
             # Journal the move, so a restart before consumerOffset.json is saved does not
             # hand out the acked messages again.
             record = AckMsg(group, topic, queue_id, next_offset, pop_time, [next_offset])
-            msg = revive_record(
-                self.revive_service.revive_topic,
-                0,
-                record,
-                self.store.commit_log.store_host,
-                self.clock.now_ms(),
-                tag=ORDER_ACK_TAG,
-            )
-            await self.store.async_put_message(msg)
+            await self.writer.write(0, record, ORDER_ACK_TAG)
         if not self.order_info_manager.check_block(None, topic, group, queue_id):
             self.long_polling.notify_message_arriving(topic, queue_id, group)

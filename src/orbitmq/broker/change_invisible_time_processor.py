@@ -11,10 +11,11 @@ would bring it back.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Final
 
 from orbitmq.broker.ack_message_processor import AckMessageProcessor, AckRefusedError
-from orbitmq.broker.pop_check_point import AckMsg, PopCheckPoint, revive_record
+from orbitmq.broker.pop_check_point import AckMsg, PopCheckPoint
 from orbitmq.protocol import RemotingCommand, ResponseCode
 from orbitmq.protocol.header import (
     ChangeInvisibleTimeRequestHeader,
@@ -109,14 +110,13 @@ class ChangeInvisibleTimeProcessor:
         ack = AckMsg(group, topic, queue_id, extra.ck_queue_offset, extra.pop_time, [offset])
         ack.broker_name = extra.broker_name
         revive.ack(ack)
-        host, store = acks.store.commit_log.store_host, acks.store
-        for record in (ck, ack):
-            msg = revive_record(revive.revive_topic, extra.revive_qid, record, host, now)
-            result = await store.async_put_message(msg)
-            if not result.is_ok:
-                raise AckRefusedError(
-                    ResponseCode.SYSTEM_ERROR, f"revive log write failed: {result.status.name}"
-                )
+        # The new check point first: the writer keeps the order, so a replay never sees the
+        # old one acked without the new one.
+        written = await asyncio.gather(
+            acks.writer.write(extra.revive_qid, ck), acks.writer.write_ack(extra.revive_qid, ack)
+        )
+        if not all(written):
+            raise AckRefusedError(ResponseCode.SYSTEM_ERROR, "the revive log refused a record")
         return ChangeInvisibleTimeResponseHeader(
             pop_time=now, invisible_time=header.invisible_time, revive_qid=extra.revive_qid
         )

@@ -31,6 +31,7 @@ from orbitmq.broker.pop_batch_reader import PopBatchReader
 from orbitmq.broker.pop_long_polling_service import PopLongPollingService
 from orbitmq.broker.pop_message_processor import PopMessageProcessor
 from orbitmq.broker.pop_revive_service import PopReviveService
+from orbitmq.broker.revive_log_writer import ReviveLogWriter
 from orbitmq.common import ConfigFile
 from orbitmq.common.clock import Clock
 from orbitmq.common.file_system import FileSystem
@@ -81,6 +82,7 @@ class PopComponents:
             self.order_info_manager,
             self.revive_service,
         )
+        self.writer = ReviveLogWriter(store, self.revive_topic, clock)
         groups, topics = broker.subscription_group_manager, broker.topic_config_manager
         self.pop_message_processor = PopMessageProcessor(
             config,
@@ -90,7 +92,7 @@ class PopComponents:
             broker.consumer_manager,
             self.reader,
             self.long_polling,
-            self.revive_topic,
+            self.writer,
             clock,
         )
         self.ack_message_processor = AckMessageProcessor(
@@ -101,6 +103,7 @@ class PopComponents:
             self.order_info_manager,
             self.revive_service,
             self.long_polling,
+            self.writer,
             clock,
         )
         self.change_invisible_time_processor = ChangeInvisibleTimeProcessor(

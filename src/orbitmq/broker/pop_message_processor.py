@@ -20,8 +20,8 @@ from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.consumer_filter_manager import build_consumer_filter_data
 from orbitmq.broker.consumer_manager import ConsumerManager
 from orbitmq.broker.pop_batch_reader import PopBatch, PopBatchReader
-from orbitmq.broker.pop_check_point import revive_record
 from orbitmq.broker.pop_long_polling_service import PopLongPollingService
+from orbitmq.broker.revive_log_writer import ReviveLogWriter
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.clock import Clock
@@ -74,7 +74,7 @@ class PopMessageProcessor:
         consumer_manager: ConsumerManager,
         reader: PopBatchReader,
         long_polling: PopLongPollingService,
-        revive_topic: str,
+        writer: ReviveLogWriter,
         clock: Clock,
     ) -> None:
         self.broker_config = broker_config
@@ -84,7 +84,7 @@ class PopMessageProcessor:
         self.consumer_manager = consumer_manager
         self.reader = reader
         self.long_polling = long_polling
-        self.revive_topic = revive_topic
+        self.writer = writer
         self.clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -167,15 +167,8 @@ class PopMessageProcessor:
     async def _write_check_points(self, batch: PopBatch) -> bool:
         """Write the batch's check points to the revive log; False when one was refused
         (they are held in memory anyway, so the messages still come back in time)."""
-        ok = True
-        host = self.store.commit_log.store_host
-        for ck in batch.check_points:
-            msg = revive_record(self.revive_topic, batch.revive_qid, ck, host, batch.pop_time)
-            result = await self.store.async_put_message(msg)
-            if not result.is_ok:
-                log.warning("pop check point not stored: %s %s", result.status.name, ck)
-                ok = False
-        return ok
+        written = [await self.writer.write(batch.revive_qid, ck) for ck in batch.check_points]
+        return all(written)
 
     def _answer(
         self,

@@ -157,12 +157,14 @@ def pop_request(
 async def start_pop_broker(root: Path, **settings: object) -> BrokerController:
     clock = settings.pop("clock", None)
     assert isinstance(clock, ManualClock)
+    store_settings = settings.pop("store", None) or {}
+    assert isinstance(store_settings, dict)
     config = BrokerConfig(broker_name="broker-a", broker_ip1="127.0.0.1", listen_port=0)
     # Deterministic: the retry topic is read after the topic, never first.
     config.pop_from_retry_probability = 0
     for key, value in settings.items():
         setattr(config, key, value)
-    controller = BrokerController(config, small_config(root), clock=clock)
+    controller = BrokerController(config, small_config(root, **store_settings), clock=clock)
     await controller.start()
     return controller
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from orbitmq.broker import BrokerController
+from orbitmq.broker.pop_check_point import AckMsg
 from orbitmq.common import MessageQueue
 from orbitmq.common import message_const as mc
 from orbitmq.common.key_builder import build_pop_retry_topic
@@ -29,6 +30,7 @@ from orbitmq.protocol.header import (
     PollingInfoResponseHeader,
 )
 from orbitmq.protocol.pop_extra_info import ExtraInfo
+from orbitmq.store import FlushDiskType
 from tests.component.broker.pop_support import (
     PopBroker,
     PopBrokerFactory,
@@ -347,3 +349,37 @@ async def test_a_revive_wakes_a_held_pop(pb: PopBroker) -> None:
     assert await pb.revive(1001) == 1
     response = await asyncio.wait_for(held, 5.0)
     assert response.code == ResponseCode.SUCCESS
+
+
+async def test_acks_of_one_check_point_are_written_as_one_record(pb: PopBroker) -> None:
+    for i in range(3):
+        await pb.send(TOPIC, f"j{i}".encode(), queue_id=0)
+    answer = await pb.pop(TOPIC, queue_id=0)
+    journal = pb.broker.pop.writer
+    results = await asyncio.gather(*(pb.ack(m) for m in answer.messages))
+    assert [r.code for r in results] == [ResponseCode.SUCCESS] * 3
+    assert journal.records_written <= 2  # three requests, merged as they arrive together
+    extra = ExtraInfo.parse(answer.messages[0].properties[mc.PROPERTY_POP_CK])
+    before = journal.records_written
+    acks = [
+        AckMsg("cg", TOPIC, 0, extra.ck_queue_offset, extra.pop_time, [m.queue_offset])
+        for m in answer.messages
+    ]
+    assert (
+        await asyncio.gather(*(journal.write_ack(extra.revive_qid, a) for a in acks)) == [True] * 3
+    )
+    assert journal.records_written == before + 1
+    assert await pb.revive(30_001) == 0
+
+
+async def test_under_sync_flush_records_are_written_one_by_one(
+    pop_factory: PopBrokerFactory,
+) -> None:
+    pb = await pop_factory(store={"flush_disk_type": FlushDiskType.SYNC_FLUSH})
+    for i in range(3):
+        await pb.send(TOPIC, f"s{i}".encode(), queue_id=0)
+    answer = await pb.pop(TOPIC, queue_id=0, invisible_ms=1000)
+    results = await asyncio.gather(*(pb.ack(m) for m in answer.messages[:2]))
+    assert [r.code for r in results] == [ResponseCode.SUCCESS] * 2
+    assert await pb.revive(1001) == 1
+    assert (await pb.pop(TOPIC)).bodies == [b"s2"]
