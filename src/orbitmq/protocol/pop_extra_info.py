@@ -19,6 +19,7 @@ safe to share between tasks and threads.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -38,6 +39,12 @@ RETRY_TOPIC_V2: Final = "2"
 _RETRY_MARKS: Final = frozenset({NORMAL_TOPIC, RETRY_TOPIC_V1, RETRY_TOPIC_V2})
 _QUEUE_OFFSET_KEY: Final = "qo"
 _SHOWN_CHARS: Final = 96
+#: A well-formed extra info in one match (every ack parses one); anything else takes the
+#: field-by-field path, which names what is wrong.
+_WELL_FORMED: Final = re.compile(
+    r"(-?\d{1,18}) (-?\d{1,18}) (-?\d{1,18}) (\d{1,9}) ([012]) (\S+) (\d{1,9})(?: (-?\d{1,18}))?",
+    re.ASCII,
+)
 
 
 class ExtraInfoError(ProtocolError):
@@ -93,6 +100,19 @@ class ExtraInfo:
     @classmethod
     def parse(cls, text: str) -> ExtraInfo:
         """The extra info in ``text``; ExtraInfoError naming the field when it is not one."""
+        match = _WELL_FORMED.fullmatch(text)
+        if match is not None:
+            ck, pop, invisible, revive, retry, broker, queue, offset = match.groups()
+            return cls(
+                int(ck),
+                int(pop),
+                int(invisible),
+                int(revive),
+                retry,
+                broker,
+                int(queue),
+                None if offset is None else int(offset),
+            )
         parts = text.split(" ")
         if len(parts) not in (7, 8):
             raise ExtraInfoError(text, f"has {len(parts)} fields, not 7 or 8")
