@@ -383,3 +383,15 @@ async def test_under_sync_flush_records_are_written_one_by_one(
     assert [r.code for r in results] == [ResponseCode.SUCCESS] * 2
     assert await pb.revive(1001) == 1
     assert (await pb.pop(TOPIC)).bodies == [b"s2"]
+
+
+async def test_retry_first_when_the_probability_says_so(pop_factory: PopBrokerFactory) -> None:
+    pb = await pop_factory(pop_from_retry_probability=100)
+    await pb.send(TOPIC, b"old", queue_id=0)
+    await pb.pop(TOPIC, invisible_ms=1000)
+    assert await pb.revive(1001) == 1
+    await pb.send(TOPIC, b"new", queue_id=0)
+    first = await pb.pop(TOPIC, max_msg_nums=1)
+    assert first.bodies == [b"old"]  # the retry topic was read before the topic
+    assert first.messages[0].properties[mc.PROPERTY_RETRY_TOPIC] == TOPIC
+    assert (await pb.pop(TOPIC, max_msg_nums=1)).bodies == [b"new"]
