@@ -204,7 +204,14 @@ class PopReviveService:
                 log.warning("revive: %s@%d offset %d is gone", ck.topic, ck.queue_id, offset)
                 continue
             msg = decode_message(result.message_buffers[0])
-            if not await self._put_again(ck, msg):
+            try:
+                put = await self._put_again(ck, msg)
+            except Exception:
+                # A topic that cannot be made, a store that throws: keep the check point
+                # (nothing is lost) and try again next round.
+                log.exception("revive of %s@%d offset %d failed", ck.topic, ck.queue_id, offset)
+                put = False
+            if not put:
                 self._pending[ck.key] = (qid, ck)
                 self._seq += 1
                 retry_at = self.clock.now_ms() + self.broker_config.revive_interval

@@ -99,8 +99,13 @@ class ReviveLogWriter:
         store = self.store
         if store.group_commit_service is None and store.group_transfer is None:
             # Nothing to wait for (ASYNC_FLUSH, no sync slave): one append for all.
-            results = store.put_message_group(msgs)
-            self._answer(waiters, [result.is_ok for result in results])
+            try:
+                outcomes = [result.is_ok for result in store.put_message_group(msgs)]
+            except Exception:
+                # Answered, not left hanging: the records' requests fail, the broker goes on.
+                log.exception("revive log records not stored")
+                outcomes = [False] * len(msgs)
+            self._answer(waiters, outcomes)
         else:
             task = asyncio.get_running_loop().create_task(self._put_one_by_one(msgs, waiters))
             self._tasks.add(task)

@@ -395,3 +395,20 @@ async def test_retry_first_when_the_probability_says_so(pop_factory: PopBrokerFa
     assert first.bodies == [b"old"]  # the retry topic was read before the topic
     assert first.messages[0].properties[mc.PROPERTY_RETRY_TOPIC] == TOPIC
     assert (await pb.pop(TOPIC, max_msg_nums=1)).bodies == [b"new"]
+
+
+async def test_a_store_that_throws_fails_the_pop_but_loses_nothing(
+    pb: PopBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await pb.send(TOPIC, b"kept", queue_id=0)
+
+    def broken(msgs: object) -> list[object]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(pb.broker.message_store, "put_message_group", broken)
+    failed = await pb.pop(TOPIC, invisible_ms=1000)
+    assert failed.code == ResponseCode.SYSTEM_ERROR  # answered, not left hanging
+    monkeypatch.undo()
+    # The check point is held in memory: the message comes back after its invisible time.
+    assert await pb.revive(1001) == 1
+    assert (await pb.pop(TOPIC)).bodies == [b"kept"]
