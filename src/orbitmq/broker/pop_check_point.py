@@ -5,7 +5,8 @@ One check point is written per POP answer per queue (not per message): the queue
 the first message (``so``), the offsets of the others as differences from it (``d``), when
 they were popped (``pt``) and for how long they are invisible (``it``). An ack names one
 offset (``ao``); a batch ack a list (``aol``). Both name the check point by group, topic,
-queue, start offset and pop time. Values are plain data: safe to share once built.
+queue, start offset and pop time. Plain data; a check point in flight is changed (its ack
+bits) only by the revive service, on the broker's event loop.
 """
 
 from __future__ import annotations
