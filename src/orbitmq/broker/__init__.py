@@ -2,9 +2,11 @@
 For now: its configuration (broker.conf) and the managers of topics.json,
 subscriptionGroup.json and consumerOffset.json."""
 
+from orbitmq.broker.ack_message_processor import AckMessageProcessor
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
 from orbitmq.broker.broker_config import BrokerConfig, BrokerStartupConfig, load_broker_config
 from orbitmq.broker.broker_controller import BrokerController
+from orbitmq.broker.change_invisible_time_processor import ChangeInvisibleTimeProcessor
 from orbitmq.broker.client_housekeeping import ClientHousekeeping
 from orbitmq.broker.client_manage_processor import ClientManageProcessor
 from orbitmq.broker.consumer_manage_processor import ConsumerManageProcessor
@@ -15,6 +17,9 @@ from orbitmq.broker.consumer_manager import (
     ConsumerManager,
 )
 from orbitmq.broker.consumer_offset_manager import ConsumerOffsetManager
+from orbitmq.broker.pop_components import PopComponents
+from orbitmq.broker.pop_message_processor import PopMessageProcessor
+from orbitmq.broker.pop_revive_service import PopReviveService
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor
 from orbitmq.broker.pull_request_hold_service import PullRequest, PullRequestHoldService
@@ -32,10 +37,12 @@ from orbitmq.protocol.body import SubscriptionGroupConfig
 
 __all__ = [
     "REBALANCE_LOCK_MAX_LIVE_TIME_MS",
+    "AckMessageProcessor",
     "AdminBrokerProcessor",
     "BrokerConfig",
     "BrokerController",
     "BrokerStartupConfig",
+    "ChangeInvisibleTimeProcessor",
     "ClientChannelInfo",
     "ClientHousekeeping",
     "ClientManageProcessor",
@@ -45,6 +52,9 @@ __all__ = [
     "ConsumerManager",
     "ConsumerOffsetManager",
     "InvalidTopicError",
+    "PopComponents",
+    "PopMessageProcessor",
+    "PopReviveService",
     "ProducerManager",
     "PullMessageProcessor",
     "PullRequest",
