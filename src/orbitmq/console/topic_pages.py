@@ -66,6 +66,8 @@ async def topic(request: web.Request) -> web.Response:
         "topic": name,
         "route": route,
         "queues": await admin.topic_status(name),
+        # RocketMQ 5's attributes (message.type...) of the topic on each master.
+        "configs": await admin.topic_configs(name),
         "groups": await admin.query_topic_consume_by_who(name),
     }
     return render(request, "topic.html", context)
