@@ -57,6 +57,7 @@ from orbitmq.client.latency_fault import (
     MQFaultStrategy,
 )
 from orbitmq.client.lite_pull_consumer import LitePullConsumer, LitePullConsumerConfig
+from orbitmq.client.simple_consumer import MessageView, SimpleConsumer, SimpleConsumerConfig
 from orbitmq.client.message_selector import MessageSelector, sql, tag
 from orbitmq.client.mq_client_api import MQClientAPI, OffsetNotFoundError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
@@ -136,6 +137,7 @@ __all__ = [
     "MessageQueueSelector",
     "MessageSelector",
     "MessageTrack",
+    "MessageView",
     "NoRouteError",
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
@@ -163,6 +165,8 @@ __all__ = [
     "SendStatus",
     "SendTimeoutError",
     "SessionCredentials",
+    "SimpleConsumer",
+    "SimpleConsumerConfig",
     "ThreadLocalIndex",
     "TlsSystemConfig",
     "TopicPublishInfo",
