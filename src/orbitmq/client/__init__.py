@@ -57,7 +57,6 @@ from orbitmq.client.latency_fault import (
     MQFaultStrategy,
 )
 from orbitmq.client.lite_pull_consumer import LitePullConsumer, LitePullConsumerConfig
-from orbitmq.client.simple_consumer import MessageView, SimpleConsumer, SimpleConsumerConfig
 from orbitmq.client.message_selector import MessageSelector, sql, tag
 from orbitmq.client.mq_client_api import MQClientAPI, OffsetNotFoundError
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance
@@ -86,6 +85,7 @@ from orbitmq.client.queue_reader import (
 )
 from orbitmq.client.queue_scan import ScanRange, scan_messages
 from orbitmq.client.send_result import SendResult, SendStatus
+from orbitmq.client.simple_consumer import MessageView, SimpleConsumer, SimpleConsumerConfig
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from orbitmq.client.transaction_listener import TransactionListener
 from orbitmq.client.transaction_producer import TransactionProducer, TransactionSendResult

@@ -101,7 +101,9 @@ class PopAPI:
         try:
             _set_receipt_handles(messages, broker_name, header, answer)
         except ExtraInfoError as exc:
-            raise MQClientError(f"broker {addr} answered a POP the client cannot read: {exc}")
+            raise MQClientError(
+                f"broker {addr} answered a POP the client cannot read: {exc}"
+            ) from exc
         return PopResult(status, messages, answer.pop_time, answer.invisible_time, answer.rest_num)
 
     async def ack_message(
