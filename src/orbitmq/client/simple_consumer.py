@@ -241,7 +241,6 @@ class SimpleConsumer(AsyncLifetime):
         """Up to ``max_message_num`` (1 to 32) messages of one subscribed topic, invisible
         to the group's other receives for ``invisible_duration_s`` (10 s to 12 h). Waits up
         to ``config.await_duration_s`` for one to arrive; [] when none did."""
-        self._check_started()
         _check_range("max_message_num", max_message_num, 1, POP_MAX_MSG_NUMS, "messages")
         _check_range(
             "invisible_duration_s",
@@ -250,6 +249,7 @@ class SimpleConsumer(AsyncLifetime):
             MAX_INVISIBLE_DURATION_S,
             "seconds",
         )
+        self._check_started()
         if not self._subscriptions:
             raise MQClientError(f"simple consumer {self.group} has no subscription: subscribe()")
         topics = sorted(self._subscriptions)
@@ -304,8 +304,8 @@ class SimpleConsumer(AsyncLifetime):
         """Done with ``message``: the group will not receive it again. MQBrokerError when
         the broker refuses (its invisible time is over and it was handed out again, or the
         handle is not one of its own)."""
-        self._check_started()
         handle = self._handle(message)
+        self._check_started()
         addr = await self.instance.find_broker_addr_or_fetch(handle.broker_name, message.topic)
         header = AckMessageRequestHeader(
             consumer_group=self.group,
@@ -324,11 +324,11 @@ class SimpleConsumer(AsyncLifetime):
         instead of until its current deadline; 0 hands it out again at once. Returns the
         new receipt handle, which also replaces ``message.receipt_handle``: acks and
         changes after this one need it."""
-        self._check_started()
         _check_range(
             "invisible_duration_s", invisible_duration_s, 0, MAX_INVISIBLE_DURATION_S, "seconds"
         )
         handle = self._handle(message)
+        self._check_started()
         addr = await self.instance.find_broker_addr_or_fetch(handle.broker_name, message.topic)
         offset = message.queue_offset if handle.queue_offset is None else handle.queue_offset
         header = ChangeInvisibleTimeRequestHeader(
