@@ -18,6 +18,7 @@ from orbitmq.client.mq_client_api import decode_client_messages
 from orbitmq.common import MessageExt
 from orbitmq.common import message_const as mc
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.body import BodyError, loads_body
 from orbitmq.protocol.header import (
     AckMessageRequestHeader,
     ChangeInvisibleTimeRequestHeader,
@@ -137,6 +138,23 @@ class PopAPI:
         return handle.changed(
             header.offset, answer.pop_time, answer.invisible_time, answer.revive_qid
         )
+
+    async def group_consumes_orderly(self, addr: str, group: str, timeout_s: float) -> bool:
+        """Whether the broker at ``addr`` has ``group`` as a FIFO group (its subscription
+        group config's ``consumeMessageOrderly``, RocketMQ 5), read from the broker's group
+        table (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201); False when it has no such group."""
+        request = RemotingCommand.create_request(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        response = await self.remoting.invoke(addr, request, timeout_s)
+        if response.code != ResponseCode.SUCCESS:
+            raise MQBrokerError.for_response(
+                response, addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+            )
+        try:
+            table = loads_body(response.body).get("subscriptionGroupTable") or {}
+        except (BodyError, AttributeError) as exc:
+            raise MQClientError(f"broker {addr} answered a group table it cannot read") from exc
+        config = table.get(group) if isinstance(table, dict) else None
+        return isinstance(config, dict) and config.get("consumeMessageOrderly") is True
 
 
 def _set_receipt_handles(

@@ -22,12 +22,13 @@ topic's brokers), all its queues at once.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from orbitmq.client.errors import MQClientError
+from orbitmq.client.errors import MQBrokerError, MQClientError
 from orbitmq.client.message_selector import MessageSelector, selector_of
 from orbitmq.client.mq_client_instance import ClientConfig, MQClientInstance, own_or_borrow
 from orbitmq.client.pop_api import PopAPI, receipt_handle_of
@@ -44,6 +45,9 @@ from orbitmq.protocol.header import (
 )
 from orbitmq.protocol.perm_name import is_readable
 from orbitmq.protocol.pop_extra_info import ExtraInfo, ExtraInfoError
+from orbitmq.remoting import RemotingError
+
+log = logging.getLogger(__name__)
 
 #: RocketMQ 5's limits for a receive's invisible duration (its proxy's
 #: minInvisibleTimeMillsForRecv and maxInvisibleTimeMills), the same over remoting here so
@@ -63,10 +67,11 @@ class SimpleConsumerConfig:
     #: How long a receive waits at the broker for a message when none is there (long
     #: polling, RocketMQ 5's awaitDuration).
     await_duration_s: float = 30.0
-    #: Receive as a FIFO group (RocketMQ 5: the group's consumeMessageOrderly=true): within
-    #: a message queue, the next messages are handed out only after the previous ones are
-    #: acked or their invisible time is over.
-    fifo: bool = False
+    #: Receive as a FIFO group: within a message queue, the next messages are handed out
+    #: only after the previous ones are acked or their invisible time is over. None: as the
+    #: group's config on the brokers says (RocketMQ 5: consumeMessageOrderly=true, read at
+    #: start, as RocketMQ 5's proxy reads it for each receive).
+    fifo: bool | None = None
 
 
 @dataclass(eq=False)
@@ -165,6 +170,7 @@ class SimpleConsumer(AsyncLifetime):
         self._topic_turn = itertools.count()
         self._broker_turns: dict[str, itertools.count[int]] = {}
         self._started = False
+        self._fifo = False
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -184,7 +190,28 @@ class SimpleConsumer(AsyncLifetime):
                 await self.instance.shutdown()
             raise
         await self.instance.send_heartbeat_to_all_brokers()
+        if self.config.fifo is None:
+            self._fifo = await self._group_consumes_orderly()
         self._started = True
+
+    async def _group_consumes_orderly(self) -> bool:
+        """The group's consumeMessageOrderly on the first master that answers; False when
+        none does (the group is made on its first POP, not orderly)."""
+        timeout_s = self.instance.config.mq_client_api_timeout_s
+        for addrs in list(self.instance.broker_addrs.values()):
+            addr = addrs.get(MASTER_ID)
+            if addr is None:
+                continue
+            try:
+                return await self.pop_api.group_consumes_orderly(addr, self.group, timeout_s)
+            except (MQBrokerError, MQClientError, RemotingError) as exc:
+                log.warning("group %s: its config at %s: %s", self.group, addr, exc)
+        return False
+
+    @property
+    def fifo(self) -> bool:
+        """Whether receives are FIFO POP (``config.fifo``, or the group's config)."""
+        return self._fifo if self.config.fifo is None else self.config.fifo
 
     async def shutdown(self) -> None:
         if not self._started:
@@ -268,7 +295,7 @@ class SimpleConsumer(AsyncLifetime):
             init_mode=_INIT_MODE_MAX,
             exp_type=selector.expression_type,
             exp=selector.expression,
-            order=self.config.fifo,
+            order=self.fifo,
             broker_name=broker_name,
         )
         timeout_s = self.config.await_duration_s + self.instance.config.mq_client_api_timeout_s

@@ -61,6 +61,11 @@ class SimpleConsumer(GroupFacade[AsyncSimpleConsumer, SimpleConsumerConfig]):
         """A copy, taken on the loop: topic -> its selector."""
         return self._apply(lambda: self._client.subscription_expressions)
 
+    @property
+    def fifo(self) -> bool:
+        """Whether receives are FIFO POP (``config.fifo``, or the group's config)."""
+        return self._apply(lambda: self._client.fifo)
+
     def receive(self, max_message_num: int, invisible_duration_s: float) -> list[MessageView]:
         """Up to ``max_message_num`` (1 to 32) messages of one subscribed topic, invisible
         to the group's other receives for ``invisible_duration_s`` (10 s to 12 h). Waits up
