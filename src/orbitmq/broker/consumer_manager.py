@@ -184,8 +184,27 @@ class ConsumerManager:
         self, on_change: ConsumerIdsChangeListener | None = None, *, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self._table: dict[str, ConsumerGroupInfo] = {}
+        #: Groups known from their POP requests, not from heartbeats (RocketMQ 5's
+        #: consumerCompensationTable): no channels, only their type and subscriptions.
+        self.compensation_table: dict[str, ConsumerGroupInfo] = {}
         self._on_change = on_change
         self._clock = clock
+
+    def compensate_basic_consumer_info(
+        self, group: str, consume_type: ConsumeType, message_model: MessageModel
+    ) -> None:
+        info = self.compensation_table.get(group)
+        if info is None:
+            info = self.compensation_table[group] = ConsumerGroupInfo(group, None, None, None)
+        info.consume_type, info.message_model = consume_type, message_model
+
+    def compensate_subscribe_data(
+        self, group: str, topic: str, subscription: SubscriptionData
+    ) -> None:
+        info = self.compensation_table.get(group)
+        if info is None:
+            info = self.compensation_table[group] = ConsumerGroupInfo(group, None, None, None)
+        info.subscription_table[topic] = subscription
 
     def get_consumer_group_info(self, group: str) -> ConsumerGroupInfo | None:
         return self._table.get(group)

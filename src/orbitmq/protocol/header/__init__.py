@@ -68,8 +68,8 @@ from orbitmq.protocol.header.namesrv import (
     WipeWritePermOfBrokerResponseHeader,
 )
 from orbitmq.protocol.header.pop import (
-    POP_INIT_MODE_FIRST,
-    POP_INIT_MODE_LAST,
+    CONSUME_INIT_MODE_MAX,
+    CONSUME_INIT_MODE_MIN,
     POP_MAX_MSG_NUMS,
     AckMessageRequestHeader,
     ChangeInvisibleTimeRequestHeader,
@@ -110,8 +110,8 @@ from orbitmq.protocol.header.transaction import (
 )
 
 __all__ = [
-    "POP_INIT_MODE_FIRST",
-    "POP_INIT_MODE_LAST",
+    "CONSUME_INIT_MODE_MAX",
+    "CONSUME_INIT_MODE_MIN",
     "POP_MAX_MSG_NUMS",
     "AckMessageRequestHeader",
     "AddWritePermOfBrokerRequestHeader",

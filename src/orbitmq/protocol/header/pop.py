@@ -15,9 +15,10 @@ from orbitmq.protocol.header.command_header import CommandHeader, Int32, ext_fie
 #: RocketMQ 5's broker refuses a POP for more messages than this (INVALID_PARAMETER).
 POP_MAX_MSG_NUMS: Final = 32
 
-#: RocketMQ 5's PopMessageRequestHeader.initMode values: where a group without an offset starts.
-POP_INIT_MODE_LAST: Final = 0
-POP_INIT_MODE_FIRST: Final = 1
+#: RocketMQ's ConsumeInitMode, POP's initMode: where a group without an offset starts, at the
+#: queue's first message (MIN) or its last (MAX; the 5.x proxy's choice).
+CONSUME_INIT_MODE_MIN: Final = 0
+CONSUME_INIT_MODE_MAX: Final = 1
 
 
 class PopMessageRequestHeader(CommandHeader):
@@ -26,7 +27,7 @@ class PopMessageRequestHeader(CommandHeader):
 
     ``poll_time`` is how long (ms) the broker may hold the request when nothing is there;
     ``born_time`` when the client sent it (the broker refuses one already ``poll_time`` late);
-    ``init_mode`` where a group without an offset starts (0 last, 1 first); ``exp_type`` /
+    ``init_mode`` where a group without an offset starts (0 first, 1 last); ``exp_type`` /
     ``exp`` the filter (TAG or SQL92); ``order`` asks for FIFO POP (a queue's next messages wait
     for the previous batch); ``attempt_id`` the 5.x clients' retry id. As in RocketMQ the
     header checks no ranges; the processor answers INVALID_PARAMETER for values out of range.
