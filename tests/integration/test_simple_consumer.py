@@ -184,8 +184,8 @@ async def test_a_fifo_group_gets_a_message_group_one_batch_at_a_time(
         "simple-fifo", namesrv_addr=cluster.namesrv_addr, config=config(await_s=0.5)
     ) as simple:
         await simple.subscribe("SimpleFifo")
-        assert simple.fifo  # from the group's consumeMessageOrderly
         first = await receive_all(simple, 1, ack=False)
+        assert simple.fifo  # from the group's consumeMessageOrderly
         assert [v.body for v in first][:1] == [b"f0"]
         assert first[0].message_group == "order-1"
         # Not acked yet: the queue's next messages wait.

@@ -172,10 +172,12 @@ def _set_receipt_handles(
     parse_msg_offset_info(answer.msg_offset_info)  # malformed info is refused here
     for msg in messages:
         key = queue_key(msg.topic, msg.queue_id)
-        start = start_offsets.get(key)
-        if start is None:
-            raise ExtraInfoError(answer.start_offset_info or "", f"has no entry for {key}")
+        # A retried message comes with its handle set by the broker (RocketMQ 5 rewrites its
+        # topic to the one popped, so only the broker knows the retry mark).
         if mc.PROPERTY_POP_CK not in msg.properties:
+            start = start_offsets.get(key)
+            if start is None:
+                raise ExtraInfoError(answer.start_offset_info or "", f"has no entry for {key}")
             handle = ExtraInfo.build(
                 ck_queue_offset=start,
                 pop_time=answer.pop_time,

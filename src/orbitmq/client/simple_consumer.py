@@ -170,7 +170,8 @@ class SimpleConsumer(AsyncLifetime):
         self._topic_turn = itertools.count()
         self._broker_turns: dict[str, itertools.count[int]] = {}
         self._started = False
-        self._fifo = False
+        #: The group's consumeMessageOrderly, once a broker told it.
+        self._fifo: bool | None = None
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -190,28 +191,28 @@ class SimpleConsumer(AsyncLifetime):
                 await self.instance.shutdown()
             raise
         await self.instance.send_heartbeat_to_all_brokers()
-        if self.config.fifo is None:
-            self._fifo = await self._group_consumes_orderly()
         self._started = True
 
-    async def _group_consumes_orderly(self) -> bool:
-        """The group's consumeMessageOrderly on the first master that answers; False when
-        none does (the group is made on its first POP, not orderly)."""
-        timeout_s = self.instance.config.mq_client_api_timeout_s
-        for addrs in list(self.instance.broker_addrs.values()):
-            addr = addrs.get(MASTER_ID)
-            if addr is None:
-                continue
+    async def _order(self, addr: str) -> bool:
+        """Whether to pop in order: ``config.fifo``, else the group's consumeMessageOrderly
+        as the first broker asked says (asked once; a broker that cannot say counts as
+        not orderly, and is asked again next time)."""
+        if self.config.fifo is not None:
+            return self.config.fifo
+        if self._fifo is None:
+            timeout_s = self.instance.config.mq_client_api_timeout_s
             try:
-                return await self.pop_api.group_consumes_orderly(addr, self.group, timeout_s)
+                self._fifo = await self.pop_api.group_consumes_orderly(addr, self.group, timeout_s)
             except (MQBrokerError, MQClientError, RemotingError) as exc:
                 log.warning("group %s: its config at %s: %s", self.group, addr, exc)
-        return False
+                return False
+        return self._fifo
 
     @property
     def fifo(self) -> bool:
-        """Whether receives are FIFO POP (``config.fifo``, or the group's config)."""
-        return self._fifo if self.config.fifo is None else self.config.fifo
+        """Whether receives are FIFO POP: ``config.fifo``, else the group's config as the
+        brokers hold it (known after the first receive; False before)."""
+        return bool(self._fifo) if self.config.fifo is None else self.config.fifo
 
     async def shutdown(self) -> None:
         if not self._started:
@@ -295,7 +296,7 @@ class SimpleConsumer(AsyncLifetime):
             init_mode=_INIT_MODE_MAX,
             exp_type=selector.expression_type,
             exp=selector.expression,
-            order=self.fifo,
+            order=await self._order(addr),
             broker_name=broker_name,
         )
         timeout_s = self.config.await_duration_s + self.instance.config.mq_client_api_timeout_s
