@@ -20,11 +20,15 @@ from orbitmq.client import (
     SimpleConsumerConfig,
     sql,
 )
+from orbitmq import sync
 from orbitmq.common import Message
 from orbitmq.common import message_const as mc
 from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.testing import InProcessCluster, ThreadedCluster
-from tests.eventually import eventually
+from orbitmq.protocol import RemotingCommand, RequestCode
+from orbitmq.protocol.header import PollingInfoRequestHeader, PollingInfoResponseHeader
+from orbitmq.remoting import RemotingClient
+from tests.eventually import eventually, eventually_async
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -101,13 +105,26 @@ async def test_a_receive_waits_for_a_send(
     cluster: InProcessCluster, consumer: SimpleConsumer
 ) -> None:
     consumer.config.await_duration_s = 15.0
-    began = time.monotonic()
     waiting = asyncio.create_task(consumer.receive(4, INVISIBLE_S))
-    await asyncio.sleep(0)  # the POP is on its way before the send
+    # Send only once the broker holds the POP (POLLING_INFO counts it).
+    header = PollingInfoRequestHeader(consumer_group="simple-cg", topic="SimpleT", queue_id=-1)
+    broker_addr = cluster.brokers[0].address
+    remoting = RemotingClient()
+
+    async def held() -> int:
+        request = RemotingCommand.create_request(RequestCode.POLLING_INFO, header.to_ext_fields())
+        response = await remoting.invoke(broker_addr, request, 3.0)
+        return PollingInfoResponseHeader.from_ext_fields(response.ext_fields).polling_num
+
+    try:
+        await eventually_async(held, what="the POP held by the broker")
+    finally:
+        await remoting.close()
+    sent_at = time.monotonic()
     [sent] = await produce(cluster.namesrv_addr, "SimpleT", 1)
     views = await asyncio.wait_for(waiting, 20)
     assert [v.message_id for v in views] == [sent]
-    assert time.monotonic() - began < 10, "woken by the send, not at the end of the poll"
+    assert time.monotonic() - sent_at < 5, "woken by the send, not at the end of the poll"
     await consumer.ack(views[0])
 
 
@@ -197,8 +214,6 @@ async def test_a_fifo_group_gets_a_message_group_one_batch_at_a_time(
 
 
 def test_the_blocking_facade_receives_and_acks(tmp_path: Path) -> None:
-    from orbitmq import sync
-
     with ThreadedCluster(tmp_path / "cluster") as cluster:
         with sync.AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
             admin.create_topic("SimpleSync", queue_nums=2)
