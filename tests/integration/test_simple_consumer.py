@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from orbitmq import sync
 from orbitmq.client import (
     AdminClient,
     MessageView,
@@ -20,14 +21,13 @@ from orbitmq.client import (
     SimpleConsumerConfig,
     sql,
 )
-from orbitmq import sync
 from orbitmq.common import Message
 from orbitmq.common import message_const as mc
-from orbitmq.protocol.body import SubscriptionGroupConfig
-from orbitmq.testing import InProcessCluster, ThreadedCluster
 from orbitmq.protocol import RemotingCommand, RequestCode
+from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.header import PollingInfoRequestHeader, PollingInfoResponseHeader
 from orbitmq.remoting import RemotingClient
+from orbitmq.testing import InProcessCluster, ThreadedCluster
 from tests.eventually import eventually, eventually_async
 
 pytestmark = pytest.mark.timeout(120)
