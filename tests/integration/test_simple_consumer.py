@@ -6,6 +6,7 @@ blocking facade from a plain thread."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from orbitmq import sync
 from orbitmq.client import (
     AdminClient,
     MessageView,
+    MQBrokerError,
     Producer,
     SimpleConsumer,
     SimpleConsumerConfig,
@@ -23,9 +25,10 @@ from orbitmq.client import (
 )
 from orbitmq.common import Message
 from orbitmq.common import message_const as mc
-from orbitmq.protocol import RemotingCommand, RequestCode
+from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.header import PollingInfoRequestHeader, PollingInfoResponseHeader
+from orbitmq.protocol.pop_extra_info import ExtraInfo
 from orbitmq.remoting import RemotingClient
 from orbitmq.testing import InProcessCluster, ThreadedCluster
 from tests.eventually import eventually, eventually_async
@@ -170,6 +173,25 @@ async def test_a_kept_message_stays_invisible_until_acked(
     await consumer.change_invisible_duration(view, 60)
     assert await consumer.receive(32, INVISIBLE_S) == []
     await consumer.ack(view)  # the handle the change returned
+
+
+async def test_a_forged_handle_is_refused_and_the_message_stays_unacked(
+    cluster: InProcessCluster, consumer: SimpleConsumer
+) -> None:
+    [sent] = await produce(cluster.namesrv_addr, "SimpleT", 1)
+    [view] = await receive_all(consumer, 1, ack=False)
+    real = ExtraInfo.parse(view.receipt_handle)
+    forged = MessageView(
+        view.message, view.broker_name, str(dataclasses.replace(real, revive_qid=77))
+    )
+    with pytest.raises(MQBrokerError) as refused:
+        await consumer.ack(forged)
+    assert refused.value.code == ResponseCode.INVALID_PARAMETER
+    assert "names revive queue 77" in refused.value.remark
+    # The real handle still acks it; given back at once first, it comes again.
+    await consumer.change_invisible_duration(view, 0)
+    again = await receive_all(consumer, 1, deadline_s=40)
+    assert [v.message_id for v in again] == [sent]
 
 
 async def test_messages_of_two_brokers_are_all_received(two_brokers: InProcessCluster) -> None:

@@ -329,9 +329,11 @@ class SimpleConsumer(AsyncLifetime):
             raise MQClientError(f"receipt_handle: {exc}") from None
 
     async def ack(self, message: MessageView) -> None:
-        """Done with ``message``: the group will not receive it again. MQBrokerError when
-        the broker refuses (its invisible time is over and it was handed out again, or the
-        handle is not one of its own)."""
+        """Done with ``message``: the group will not receive it again. An ack after the
+        invisible time is accepted, as RocketMQ accepts it, but may come too late: the
+        message may have been handed out again already. MQBrokerError when the broker
+        refuses (a handle that is not one of its own, a topic or queue it no longer has);
+        MQClientError for a handle that is not one at all."""
         handle = self._handle(message)
         self._check_started()
         addr = await self.instance.find_broker_addr_or_fetch(handle.broker_name, message.topic)
