@@ -25,7 +25,7 @@ from orbitmq.client import (
 )
 from orbitmq.common import Message
 from orbitmq.common import message_const as mc
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import ConsumeType, RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import SubscriptionGroupConfig
 from orbitmq.protocol.header import PollingInfoRequestHeader, PollingInfoResponseHeader
 from orbitmq.protocol.pop_extra_info import ExtraInfo
@@ -102,6 +102,16 @@ async def test_receive_and_ack_every_message_once(
     assert all(v.body == b"m%s" % v.properties["n"].encode() for v in got)
     # Acked: nothing comes back, not even after a long poll.
     assert await consumer.receive(32, INVISIBLE_S) == []
+
+
+async def test_admin_tools_see_the_consumer_as_a_pop_consumer(
+    cluster: InProcessCluster, consumer: SimpleConsumer
+) -> None:
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        connection = await admin.consumer_connection("simple-cg")
+    assert connection.consume_type is ConsumeType.CONSUME_POP
+    assert set(connection.subscription_table) == {"SimpleT"}
+    assert [c.client_id for c in connection.connection_set] == [consumer.instance.client_id]
 
 
 async def test_a_receive_waits_for_a_send(
