@@ -31,7 +31,7 @@ from orbitmq.protocol.header import AckMessageRequestHeader
 from orbitmq.protocol.pop_extra_info import ExtraInfo, ExtraInfoError, real_topic
 from orbitmq.protocol.processor_codes import ACK_MESSAGE_CODES
 from orbitmq.remoting import ChannelContext
-from orbitmq.store import MessageStore
+from orbitmq.store import BrokerRole, MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,10 @@ class AckMessageProcessor:
         self, ctx: ChannelContext, request: RemotingCommand
     ) -> RemotingCommand | None:
         try:
+            if self.store.config.broker_role is BrokerRole.SLAVE:
+                raise AckRefusedError(
+                    ResponseCode.SLAVE_NOT_AVAILABLE, "a slave takes no acks: ack on the master"
+                )
             if request.code == RequestCode.BATCH_ACK_MESSAGE:
                 return await self._batch_ack(ctx, request)
             header = AckMessageRequestHeader.from_ext_fields(request.ext_fields)

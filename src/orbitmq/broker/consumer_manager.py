@@ -225,7 +225,13 @@ class ConsumerManager:
         """The subscription the group's heartbeats declared for ``topic``; the pull
         processor's ``SubscriptionLookup``."""
         info = self._table.get(group)
-        return info.find_subscription_data(topic) if info is not None else None
+        found = info.find_subscription_data(topic) if info is not None else None
+        if found is None:
+            # RocketMQ 5 falls back to what POP requests declared (fromCompensationTable).
+            compensated = self.compensation_table.get(group)
+            if compensated is not None:
+                return compensated.find_subscription_data(topic)
+        return found
 
     def query_topic_consume_by_who(self, topic: str) -> set[str]:
         return {g for g, info in self._table.items() if topic in info.subscription_table}

@@ -38,6 +38,7 @@ from orbitmq.common.key_builder import build_cluster_revive_topic
 from orbitmq.common.periodic import cancel_and_wait, run_every
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
 from orbitmq.remoting import DEFAULT_CAPACITY, RequestExecutor, RequestProcessor
+from orbitmq.store import BrokerRole
 
 if TYPE_CHECKING:
     from orbitmq.broker.broker_controller import BrokerController
@@ -166,10 +167,17 @@ class PopComponents:
             return None
         return {int(qid): int(offset) for qid, offset in raw.get("offsetTable", {}).items()}
 
+    @property
+    def is_slave(self) -> bool:
+        return self.store.config.broker_role is BrokerRole.SLAVE
+
     async def load(self) -> None:
         """After the store's recovery, before serving: the revive topic, the FIFO order
         info, and the revive log's replay (check points in flight, and the POP offsets a
-        crash left behind in consumerOffset.json)."""
+        crash left behind in consumerOffset.json). A slave does none of it: POP is the
+        master's (its revive log and offsets reach the slave by replication)."""
+        if self.is_slave:
+            return
         created = await asyncio.to_thread(
             self.topic_config_manager.create_topic_in_send_message_back_method,
             self.revive_topic,
@@ -198,6 +206,8 @@ class PopComponents:
 
     async def start(self) -> None:
         self.long_polling.start()
+        if self.is_slave:
+            return
         await self.revive_service.start()
         if self._persist_task is None:
             self._persist_task = asyncio.create_task(
@@ -213,8 +223,9 @@ class PopComponents:
         task, self._persist_task = self._persist_task, None
         await cancel_and_wait(task)
         self.long_polling.stop()
-        await self.revive_service.stop()
-        await asyncio.to_thread(self.order_info_manager.persist)
+        if not self.is_slave:
+            await self.revive_service.stop()
+            await asyncio.to_thread(self.order_info_manager.persist)
 
     def message_arriving(self, topic: str, queue_id: int) -> None:
         """The store's arrival listener (any thread): wake held POPs and NOTIFICATIONs."""

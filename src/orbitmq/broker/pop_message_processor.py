@@ -44,7 +44,7 @@ from orbitmq.protocol.header import (
 from orbitmq.protocol.perm_name import is_readable
 from orbitmq.protocol.processor_codes import POP_MESSAGE_CODES
 from orbitmq.remoting import ChannelContext
-from orbitmq.store import MessageFilter, MessageStore
+from orbitmq.store import BrokerRole, MessageFilter, MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +206,13 @@ class PopMessageProcessor:
         """RocketMQ's checks before a POP reads, in its order; None with ``response`` filled
         when the POP is refused."""
         ip = self.broker_config.broker_ip1
+        if self.store.config.broker_role is BrokerRole.SLAVE:
+            # POP writes check points and moves offsets: the master's work.
+            response.set_code_and_remark(
+                ResponseCode.SLAVE_NOT_AVAILABLE,
+                f"the broker[{ip}] is a slave: pop from the master",
+            )
+            return None
         if not is_readable(self.broker_config.broker_permission):
             response.set_code_and_remark(
                 ResponseCode.NO_PERMISSION, f"the broker[{ip}] pop message is forbidden"

@@ -232,3 +232,48 @@ def parse_msg_offset_info(text: str | None) -> dict[str, list[int]]:
 def parse_order_count_info(text: str | None) -> dict[str, int]:
     """``<retry>@<queueId>`` or ``<retry>@qo<queueId>%<offset>`` -> delivery count."""
     return {key: _integer(value, text or "", "count") for key, value in _entries(text)}
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptHandle:
+    """RocketMQ 5's receipt handle (``common.consumer.ReceiptHandle``), what the 5.x clients
+    get for each received message and send back to ack or change its invisible duration:
+    the message's 8-field extra info and its commit log offset, space-separated (the offset
+    is -1 when a handle has only the 8 fields)."""
+
+    extra: ExtraInfo
+    commit_log_offset: int = -1
+
+    @classmethod
+    def of(cls, pop_ck: str, commit_log_offset: int) -> ReceiptHandle:
+        """The handle of a popped message: its POP_CK and where it is in the commit log."""
+        extra = ExtraInfo.parse(pop_ck)
+        if extra.queue_offset is None:
+            raise ExtraInfoError(pop_ck, "has no queue offset (8 fields needed)")
+        return cls(extra, commit_log_offset)
+
+    @classmethod
+    def decode(cls, text: str) -> ReceiptHandle:
+        """The handle in ``text``; ExtraInfoError naming what is wrong."""
+        parts = text.split(" ")
+        if len(parts) not in (8, 9):
+            raise ExtraInfoError(text, f"has {len(parts)} fields, not 8 or 9")
+        extra = ExtraInfo.parse(" ".join(parts[:8]))
+        offset = _integer(parts[8], text, "commit log offset") if len(parts) == 9 else -1
+        return cls(extra, offset)
+
+    def encode(self) -> str:
+        return f"{self.extra} {self.commit_log_offset}"
+
+    @property
+    def queue_offset(self) -> int:
+        offset = self.extra.queue_offset
+        return -1 if offset is None else offset
+
+    @property
+    def next_visible_time(self) -> int:
+        return self.extra.revive_time
+
+    def is_expired(self, now_ms: int) -> bool:
+        """Past its invisible time (RocketMQ's proxy refuses such a handle)."""
+        return self.next_visible_time <= now_ms

@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from orbitmq.broker import BrokerController
+from orbitmq.common import MessageQueue
 from orbitmq.common import message_const as mc
 from orbitmq.common.key_builder import build_pop_retry_topic
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
-from orbitmq.protocol.body import BatchAck, BatchAckMessageRequestBody
+from orbitmq.protocol import ConsumeStats, RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.body import BatchAck, BatchAckMessageRequestBody, ConsumeType
 from orbitmq.protocol.header import (
     AckMessageRequestHeader,
     ChangeInvisibleTimeResponseHeader,
+    GetConsumerListByGroupRequestHeader,
+    GetConsumeStatsRequestHeader,
     NotificationRequestHeader,
     NotificationResponseHeader,
     PeekMessageRequestHeader,
@@ -257,3 +261,89 @@ async def test_bad_pops_are_refused_clearly(pb: PopBroker) -> None:
     bad_sql = await pb.pop(TOPIC, exp="a >", exp_type="SQL92")
     assert bad_sql.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED
     assert (await pb.pop(TOPIC)).bodies == [b"x"]
+
+
+async def test_pop_groups_show_to_admin_tools_as_in_rocketmq(pb: PopBroker) -> None:
+    for i in range(3):
+        await pb.send(TOPIC, f"s{i}".encode(), queue_id=0)
+    answer = await pb.pop(TOPIC, queue_id=0, max_msg_nums=2)
+    assert len(answer.messages) == 2
+    stats_request = RemotingCommand.create_request(
+        RequestCode.GET_CONSUME_STATS,
+        GetConsumeStatsRequestHeader(consumer_group="cg").to_ext_fields(),
+    )
+    stats = ConsumeStats.from_json((await pb.invoke(stats_request)).body)
+    # POP moves the group's offset as it hands messages out (RocketMQ 5 does the same).
+    wrapper = stats.offset_table[MessageQueue(TOPIC, "broker-a", 0)]
+    assert (wrapper.broker_offset, wrapper.consumer_offset) == (3, 2)
+    # A POP group registers no consumer: the consumer list is RocketMQ's "not online" answer.
+    listed = await pb.invoke(
+        RemotingCommand.create_request(
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+            GetConsumerListByGroupRequestHeader(consumer_group="cg").to_ext_fields(),
+        )
+    )
+    assert listed.code != ResponseCode.SUCCESS
+    manager = pb.broker.consumer_manager
+    assert manager.find_subscription_data("cg", TOPIC) is not None  # compensated
+    info = manager.compensation_table["cg"]
+    assert info.consume_type is ConsumeType.CONSUME_POP
+
+
+async def test_check_points_and_acks_survive_a_restart(pop_factory: PopBrokerFactory) -> None:
+    pb = await pop_factory()
+    for i in range(4):
+        await pb.send(TOPIC, f"r{i}".encode(), queue_id=0)
+    answer = await pb.pop(TOPIC, queue_id=0, invisible_ms=60_000)
+    await pb.ack(answer.messages[0])
+    await pb.ack(answer.messages[2])
+    await pb.broker.stop()
+    broker = BrokerController(pb.broker.broker_config, pb.broker.store_config, clock=pb.clock)
+    await broker.start()
+    pb.broker = broker  # the fixture stops this one
+    revive = broker.pop.revive_service
+    assert revive.in_flight == 1  # replayed from the revive log with its two acks
+    assert await pb.revive(60_001) == 2
+    again = await pb.pop(TOPIC, queue_id=0)
+    assert sorted(again.bodies) == [b"r1", b"r3"]
+
+
+async def test_polling_full_and_notification_woken_by_a_send(
+    pop_factory: PopBrokerFactory,
+) -> None:
+    pb = await pop_factory(pop_polling_size=1)
+    await pb.send(TOPIC, b"first")
+    await pb.pop(TOPIC)
+    held = asyncio.create_task(
+        pb.invoke(pop_request(TOPIC, poll_ms=10_000, born_time=pb.clock.now_ms()), 15.0)
+    )
+    long_polling = pb.broker.pop.long_polling
+    await eventually_async(lambda: long_polling.held_count == 1)
+    full = await pb.invoke(pop_request(TOPIC, poll_ms=10_000, born_time=pb.clock.now_ms()))
+    assert full.code == ResponseCode.POLLING_FULL
+    note = NotificationRequestHeader(
+        consumer_group="other", topic=TOPIC, queue_id=0, poll_time=10_000, born_time=0
+    )
+    await pb.pop(TOPIC, group="other")  # the other group is at the end too
+    notified = asyncio.create_task(
+        pb.invoke(
+            RemotingCommand.create_request(RequestCode.NOTIFICATION, note.to_ext_fields()), 15.0
+        )
+    )
+    await eventually_async(lambda: long_polling.held_count == 2)
+    await pb.send(TOPIC, b"second", queue_id=0)
+    answer = await asyncio.wait_for(notified, 5.0)
+    assert NotificationResponseHeader.from_ext_fields(answer.ext_fields).has_msg
+    assert (await asyncio.wait_for(held, 5.0)).code == ResponseCode.SUCCESS
+
+
+async def test_a_revive_wakes_a_held_pop(pb: PopBroker) -> None:
+    await pb.send(TOPIC, b"again")
+    await pb.pop(TOPIC, invisible_ms=1000)
+    held = asyncio.create_task(
+        pb.invoke(pop_request(TOPIC, poll_ms=10_000, born_time=pb.clock.now_ms()), 15.0)
+    )
+    await eventually_async(lambda: pb.broker.pop.long_polling.held_count == 1)
+    assert await pb.revive(1001) == 1
+    response = await asyncio.wait_for(held, 5.0)
+    assert response.code == ResponseCode.SUCCESS

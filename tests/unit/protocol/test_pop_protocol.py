@@ -30,6 +30,7 @@ from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.pop_extra_info import (
     ExtraInfo,
     ExtraInfoError,
+    ReceiptHandle,
     msg_offset_entry,
     order_count_entry,
     parse_msg_offset_info,
@@ -202,3 +203,16 @@ def test_key_builder_names() -> None:
     assert parse_normal_topic("%RETRY%g_t", "g") == "t"
     assert parse_normal_topic("%RETRY%g+t", "g") == "t"
     assert parse_normal_topic("t", "g") == "t"
+
+
+def test_receipt_handle_is_extra_info_and_commit_log_offset() -> None:
+    handle = ReceiptHandle.of("10 1000 30000 3 0 broker-a 2 12", 4096)
+    assert handle.encode() == "10 1000 30000 3 0 broker-a 2 12 4096"
+    assert ReceiptHandle.decode(handle.encode()) == handle
+    assert ReceiptHandle.decode("10 1000 30000 3 0 broker-a 2 12").commit_log_offset == -1
+    assert handle.queue_offset == 12 and handle.next_visible_time == 31000
+    assert handle.is_expired(31000) and not handle.is_expired(30999)
+    with pytest.raises(ExtraInfoError, match="not 8 or 9"):
+        ReceiptHandle.decode("1 2 3")
+    with pytest.raises(ExtraInfoError, match="queue offset"):
+        ReceiptHandle.of("10 1000 30000 3 0 broker-a 2", 5)
