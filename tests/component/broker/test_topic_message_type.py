@@ -172,6 +172,11 @@ async def test_topics_without_a_declared_type_take_every_kind(
         assert sent.code == ResponseCode.SUCCESS, sent.remark
     sent = await send_to(client, broker, "AutoCreatedUntyped", DELAY)
     assert sent.code == ResponseCode.SUCCESS, sent.remark
+    # Other attributes do not declare a type.
+    response = await admin(client, broker, "QueueTyped", "+queue.type=SimpleCQ")
+    assert response.code == ResponseCode.SUCCESS, response.remark
+    sent = await send_to(client, broker, "QueueTyped", DELAY)
+    assert sent.code == ResponseCode.SUCCESS, sent.remark
 
 
 async def test_the_check_can_be_switched_off(broker_factory: BrokerFactory) -> None:
