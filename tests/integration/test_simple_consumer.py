@@ -204,6 +204,35 @@ async def test_a_forged_handle_is_refused_and_the_message_stays_unacked(
     assert [v.message_id for v in again] == [sent]
 
 
+async def test_past_the_groups_retry_max_a_message_goes_to_the_dead_letters(
+    cluster: InProcessCluster,
+) -> None:
+    await create_topic(cluster, "SimpleDlq")
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        await admin.update_subscription_group(
+            SubscriptionGroupConfig(group_name="simple-dlq", retry_max_times=1)
+        )
+        [sent] = await produce(cluster.namesrv_addr, "SimpleDlq", 1)
+        async with SimpleConsumer(
+            "simple-dlq",
+            namesrv_addr=cluster.namesrv_addr,
+            config=config(await_s=0.5),
+            subscription_expressions={"SimpleDlq": "*"},
+        ) as simple:
+            attempts = []
+            for _ in range(2):  # handed out, given back; again; given back: the max is 1
+                [view] = await receive_all(simple, 1, ack=False, deadline_s=40)
+                attempts.append(view.delivery_attempt)
+                await simple.change_invisible_duration(view, 0)
+            assert attempts == [1, 2]
+
+            async def dead() -> list[str]:
+                return [d.unique_key or "" for d in await admin.dead_letters("simple-dlq")]
+
+            assert await eventually_async(dead, timeout_s=30) == [sent]
+            assert await simple.receive(32, INVISIBLE_S) == []
+
+
 async def test_messages_of_two_brokers_are_all_received(two_brokers: InProcessCluster) -> None:
     await create_topic(two_brokers, "SimpleTwo", queue_nums=2)
     ids = await produce(two_brokers.namesrv_addr, "SimpleTwo", 16)
