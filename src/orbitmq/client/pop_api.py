@@ -61,7 +61,8 @@ _POP_STATUS: Final[dict[int, PopStatus]] = {
 @dataclass(slots=True)
 class PopResult:
     """A POP's status, its messages (each with its receipt handle in ``POP_CK``), when they
-    were popped and for how long (ms) they are invisible, and how many remain."""
+    were popped and for how long (ms) they are invisible, and how many remain. Plain data,
+    owned by its caller."""
 
     status: PopStatus
     messages: list[MessageExt] = field(default_factory=list)
@@ -93,6 +94,15 @@ class PopAPI:
         response = await self.remoting.invoke(addr, request, timeout_s)
         status = _POP_STATUS.get(response.code)
         if status is None:
+            if response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+                # The address came from the topic's route: a broker, one without POP.
+                error = MQBrokerError(response.code, response.remark, addr)
+                error.args = (
+                    f"broker {broker_name} ({addr}) does not serve POP_MESSAGE: a RocketMQ 4.x"
+                    " broker cannot serve a SimpleConsumer (a 5.x one or OrbitMQ's can); use a"
+                    " push or lite pull consumer with it",
+                )
+                raise error
             raise MQBrokerError.for_response(response, addr, RequestCode.POP_MESSAGE)
         if status is not PopStatus.FOUND:
             rest = response.ext_fields.get("restNum", "0")

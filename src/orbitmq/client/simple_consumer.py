@@ -62,7 +62,8 @@ _QUEUE_ID_ALL: Final = -1
 
 @dataclass
 class SimpleConsumerConfig:
-    """RocketMQ 5's SimpleConsumer settings. Times in seconds."""
+    """RocketMQ 5's SimpleConsumer settings. Times in seconds. Read by the consumer at each
+    receive; change them from its event loop only."""
 
     #: How long a receive waits at the broker for a message when none is there (long
     #: polling, RocketMQ 5's awaitDuration).

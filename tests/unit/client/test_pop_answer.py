@@ -128,6 +128,13 @@ async def test_a_refused_pop_raises_the_brokers_answer() -> None:
     assert raised.value.code == ResponseCode.INVALID_PARAMETER
 
 
+async def test_a_broker_without_pop_is_named_with_the_fix() -> None:
+    with pytest.raises(MQBrokerError, match="broker-a .a:1. does not serve POP_MESSAGE: a Rock"):
+        await api(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, {}).pop_message(
+            "a:1", "broker-a", pop_header(), 3.0
+        )
+
+
 async def test_an_answer_without_the_queues_start_offset_is_refused_clearly() -> None:
     answer = PopMessageResponseHeader(
         pop_time=5, invisible_time=1, revive_qid=0, rest_num=0, start_offset_info="0 2 7"
