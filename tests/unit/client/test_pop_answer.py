@@ -129,7 +129,7 @@ async def test_a_refused_pop_raises_the_brokers_answer() -> None:
 
 
 async def test_a_broker_without_pop_is_named_with_the_fix() -> None:
-    with pytest.raises(MQBrokerError, match="broker-a .a:1. does not serve POP_MESSAGE: a Rock"):
+    with pytest.raises(MQBrokerError, match=r"broker-a \(a:1\) does not serve POP_MESSAGE: a Rock"):
         await api(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, {}).pop_message(
             "a:1", "broker-a", pop_header(), 3.0
         )
