@@ -106,3 +106,30 @@ async def test_producers_by_group_and_a_message_by_id(
     assert response.status == 200
     assert response.url.path == f"/messages/Shipped/{sent.msg_id}"
     assert '<pre id="body-text" class="tab">parcel</pre>' in page
+
+
+async def test_the_topic_page_shows_the_message_type(console: ConsoleServer) -> None:
+    await console.admin.create_topic("ConsoleFifo", queue_nums=1, attributes="+message.type=FIFO")
+    await console.admin.create_topic("ConsolePlain", queue_nums=1)
+    async with aiohttp.ClientSession() as http:
+        async with http.get(console.url + "topics/ConsoleFifo") as response:
+            fifo = await response.text()
+        async with http.get(console.url + "topics/ConsolePlain") as response:
+            plain = await response.text()
+    assert '<td class="message-type">FIFO</td>' in fifo
+    assert "message.type=FIFO" in fifo
+    # No attribute: NORMAL, as RocketMQ 5 reads it.
+    assert '<td class="message-type">NORMAL</td>' in plain
+
+
+async def test_the_create_form_sets_the_message_type(console: ConsoleServer) -> None:
+    own = {"Origin": console.url.rstrip("/")}
+    async with aiohttp.ClientSession() as http:
+        form = {"topic": "ConsoleDelay", "queue_nums": "1", "message_type": "DELAY"}
+        async with http.post(console.url + "topics", data=form, headers=own) as done:
+            page = await done.text()  # the redirect followed: the topic's page
+        assert '<td class="message-type">DELAY</td>' in page
+        form["message_type"] = "SOMETIMES"
+        async with http.post(console.url + "topics", data=form, headers=own) as refused:
+            assert refused.status == 400
+            assert "message_type: &#39;SOMETIMES&#39; is not one of NORMAL" in await refused.text()

@@ -18,6 +18,7 @@ PAIRS = [
     (client.AdminClient, sync.AdminClient),
     (client.QueueReader, sync.QueueReader),
     (client.TransactionProducer, sync.TransactionProducer),
+    (client.SimpleConsumer, sync.SimpleConsumer),
 ]
 
 _CONSUMER_INNER = (
@@ -62,6 +63,11 @@ ASYNC_ONLY: dict[type, dict[str, str]] = {
     )
     | dict.fromkeys(["after_consume", "before_consume"], _POLL_HOOKS)
     | {"CONSUME_TYPE": _CONSUME_TYPE, "clock": _CLOCK},
+    client.SimpleConsumer: dict.fromkeys(
+        ["consumer_data", "rebalance_now", "subscribed_topics", "update_topic_subscribe_info"],
+        _CONSUMER_INNER,
+    )
+    | {"CONSUME_TYPE": _CONSUME_TYPE},
     client.TransactionProducer: {
         "check_transaction_state": "the client instance's call into its producer when a "
         "broker checks a half (RocketMQ's MQProducerInner), made on the loop, not by users"
@@ -84,6 +90,7 @@ SYNC_ONLY: dict[type, dict[str, str]] = {
     },
     sync.PushConsumer: {"group": _ATTRIBUTE, "config": _ATTRIBUTE},
     sync.LitePullConsumer: {"group": _ATTRIBUTE, "config": _ATTRIBUTE},
+    sync.SimpleConsumer: {"group": _ATTRIBUTE, "config": _ATTRIBUTE},
     sync.QueueReader: {
         "read_raw": "pulls over a blocking socket of the calling thread: blocking code only"
     },

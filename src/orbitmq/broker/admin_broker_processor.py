@@ -3,7 +3,8 @@
 
 - GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29),
   GET_EARLIEST_MSG_STORETIME (32): a queue's offsets and times, read from the store;
-- UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21);
+- UPDATE_AND_CREATE_TOPIC (17) with RocketMQ 5's ``attributes`` (``+message.type=FIFO``),
+  DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21);
 - GET_ALL_CONSUMER_OFFSET (43), GET_ALL_DELAY_OFFSET (45), GET_ALL_SUBSCRIPTIONGROUP_CONFIG
   (201): with GET_ALL_TOPIC_CONFIG, what a slave's ``SlaveSynchronize`` copies from its master
   (ours or RocketMQ's), as the JSON of RocketMQ's encode();
@@ -22,6 +23,13 @@ from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
 from orbitmq.broker.topic_config_manager import TopicConfigManager
 from orbitmq.common.topic import is_system_topic, validate_topic
+from orbitmq.common.topic_attributes import (
+    ADD_SIGN,
+    TOPIC_MESSAGE_TYPE_ATTRIBUTE,
+    TopicAttributeError,
+    parse_attributes_modification,
+)
+from orbitmq.common.topic_message_type import TopicMessageType
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import (
     ConsumerOffsetSerializeWrapper,
@@ -55,6 +63,10 @@ SLAVE_REMARK: Final = (
     "Can't modify topic or subscription group from slave broker, "
     "please execute it from master broker."
 )
+
+
+#: RocketMQ 5's remark when a topic is to be MIXED and the broker does not allow it.
+MIXED_NOT_SUPPORTED_REMARK: Final = "MIXED message type is not supported."
 
 
 def system_topic_remark(topic: str) -> str:
@@ -191,8 +203,26 @@ class AdminBrokerProcessor(CodeDispatchingProcessor):
             topic_sys_flag=header.topic_sys_flag or 0,
             # RocketMQ 4.9.8 ignores the header's order; the name server's order config rules.
         )
+        try:
+            modification = parse_attributes_modification(header.attributes)
+        except TopicAttributeError as exc:
+            return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, str(exc))
+        if (
+            modification.get(ADD_SIGN + TOPIC_MESSAGE_TYPE_ATTRIBUTE.name)
+            == TopicMessageType.MIXED.value
+            and not self.topic_config_manager.mixed_message_type_enabled
+        ):
+            return RemotingCommand.create_response(
+                request, ResponseCode.INVALID_PARAMETER, MIXED_NOT_SUPPORTED_REMARK
+            )
         async with self._topic_change_lock:
-            await asyncio.to_thread(self.topic_config_manager.update_topic_config, topic_config)
+            try:
+                await asyncio.to_thread(
+                    self.topic_config_manager.update_topic_config, topic_config, modification
+                )
+            except TopicAttributeError as exc:
+                # RocketMQ 5 answers a refused attribute change as SYSTEM_ERROR, its reason.
+                return RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR, str(exc))
         if self.on_topic_changed is not None:
             self.on_topic_changed(topic_config)
         return RemotingCommand.create_success(request)

@@ -52,6 +52,14 @@ class BrokerConfig:
     broker_permission: int = PERM_READ | PERM_WRITE
     default_topic_queue_nums: int = 8
     auto_create_topic_enable: bool = True
+    #: RocketMQ 5 proxy's switch: a send whose message type (normal, FIFO, delay,
+    #: transaction) is not the one its topic's ``message.type`` attribute accepts is
+    #: refused. Over remoting only topics that declare the attribute are checked (RocketMQ
+    #: 5's broker checks none; its proxy checks all): 4.x clients keep working on topics
+    #: made without it. Over gRPC every topic is checked, unset meaning NORMAL.
+    enable_topic_message_type_check: bool = True
+    #: RocketMQ 5's switch: whether an admin may create a topic of ``message.type=MIXED``.
+    enable_mixed_message_type: bool = False
     cluster_topic_enable: bool = True
     broker_topic_enable: bool = True
     auto_create_subscription_group: bool = True

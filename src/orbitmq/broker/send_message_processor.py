@@ -32,6 +32,8 @@ from orbitmq.common.topic import (
     send_forbidden_remark,
     validate_topic,
 )
+from orbitmq.common.topic_attributes import TOPIC_MESSAGE_TYPE_ATTRIBUTE
+from orbitmq.common.topic_message_type import send_type_problem
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import TopicConfig, TopicFilterType
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
@@ -47,6 +49,8 @@ from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore, MessageStoreConfig, PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
+
+MESSAGE_TYPE_KEY: Final = TOPIC_MESSAGE_TYPE_ATTRIBUTE.name
 
 #: RocketMQ's ``MixAll.DLQ_NUMS_PER_GROUP``.
 DLQ_NUMS_PER_GROUP: Final = 1
@@ -164,6 +168,19 @@ class SendMessageProcessor:
         if queue_id < 0:
             queue_id = self._random.randrange(99_999_999) % topic_config.write_queue_nums
         msg = self._build_message(ctx, request, header, queue_id)
+        attributes = topic_config.attributes
+        if (
+            attributes
+            and MESSAGE_TYPE_KEY in attributes
+            and self.broker_config.enable_topic_message_type_check
+        ):
+            # Only topics that declare a message.type are checked here (BrokerConfig).
+            problem = send_type_problem(
+                header.topic, topic_config.topic_message_type, msg.properties
+            )
+            if problem is not None:
+                response.set_code_and_remark(ResponseCode.MESSAGE_ILLEGAL, problem)
+                return response
         if not header.batch:
             target = await self._handle_retry_and_dlq(header, response, msg, topic_config)
             if target is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import ClassVar, Final, TypeVar
 
 from orbitmq.broker.broker_config import BrokerConfig
@@ -27,6 +27,8 @@ from orbitmq.common.topic import (
     retry_topic,
     topic_problem,
 )
+from orbitmq.common.topic_attributes import alter_attributes
+from orbitmq.common.topic_message_type import TopicMessageType
 from orbitmq.protocol.body import Body, DataVersion, TopicConfig
 from orbitmq.protocol.body import TopicConfigSerializeWrapper as TopicConfigWrapper
 from orbitmq.protocol.perm_name import (
@@ -142,6 +144,20 @@ class TopicConfigManager(ConfigManager[TopicConfig]):
     def topic_names(self) -> set[str]:
         return self._names()
 
+    @property
+    def mixed_message_type_enabled(self) -> bool:
+        """Whether a topic may be made MIXED (broker.conf ``enableMixedMessageType``)."""
+        return self._broker_config.enable_mixed_message_type
+
+    def topic_message_type(self, topic: str) -> TopicMessageType:
+        """The message type ``topic`` accepts (its ``message.type``; NORMAL when unset);
+        UNSPECIFIED when there is no such topic, so that every send to it fails the type
+        check, as RocketMQ 5's proxy answers."""
+        topic_config = self._table.get(topic)
+        if topic_config is None:
+            return TopicMessageType.UNSPECIFIED
+        return topic_config.topic_message_type
+
     def is_order_topic(self, topic: str) -> bool:
         topic_config = self._table.get(topic)
         return topic_config is not None and topic_config.order
@@ -161,11 +177,20 @@ class TopicConfigManager(ConfigManager[TopicConfig]):
 
     # -- changes -------------------------------------------------------------------------
 
-    def update_topic_config(self, topic_config: TopicConfig) -> None:
-        """Create or replace a topic (UPDATE_AND_CREATE_TOPIC); raises InvalidTopicError."""
+    def update_topic_config(
+        self, topic_config: TopicConfig, modification: Mapping[str, str] | None = None
+    ) -> None:
+        """Create or replace a topic (UPDATE_AND_CREATE_TOPIC); raises InvalidTopicError.
+
+        Its attributes are the ones it has (``topic_config.attributes`` when it is new)
+        changed by ``modification``, signed keys as ``parse_attributes_modification``
+        gives them (RocketMQ 5's ``alterCurrentAttributes``); raises TopicAttributeError
+        when the change is refused, leaving the topic as it was."""
         _check_topic(topic_config.topic_name)
         with self._lock:
             old = self._table.get(topic_config.topic_name)
+            current = topic_config.attributes if old is None else old.attributes
+            topic_config.attributes = alter_attributes(old is None, current, modification or {})
             self._table[topic_config.topic_name] = topic_config
             log.info("%s topic config %s", "update" if old else "create", topic_config)
             self._bump_and_persist()

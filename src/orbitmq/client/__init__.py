@@ -85,6 +85,7 @@ from orbitmq.client.queue_reader import (
 )
 from orbitmq.client.queue_scan import ScanRange, scan_messages
 from orbitmq.client.send_result import SendResult, SendStatus
+from orbitmq.client.simple_consumer import MessageView, SimpleConsumer, SimpleConsumerConfig
 from orbitmq.client.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from orbitmq.client.transaction_listener import TransactionListener
 from orbitmq.client.transaction_producer import TransactionProducer, TransactionSendResult
@@ -136,6 +137,7 @@ __all__ = [
     "MessageQueueSelector",
     "MessageSelector",
     "MessageTrack",
+    "MessageView",
     "NoRouteError",
     "OffsetNotFoundError",
     "OffsetOutOfRangeError",
@@ -163,6 +165,8 @@ __all__ = [
     "SendStatus",
     "SendTimeoutError",
     "SessionCredentials",
+    "SimpleConsumer",
+    "SimpleConsumerConfig",
     "ThreadLocalIndex",
     "TlsSystemConfig",
     "TopicPublishInfo",

@@ -51,6 +51,7 @@ from orbitmq.common.topic import (
     retry_topic,
     topic_problem,
 )
+from orbitmq.common.topic_attributes import TopicAttributeError, parse_attributes_modification
 from orbitmq.protocol import (
     MASTER_ID,
     NAMESPACE_ORDER_TOPIC_CONFIG,
@@ -248,17 +249,23 @@ class AdminClient(GroupAdmin, BrokerAdmin, AclAdmin, AsyncLifetime):
         cluster: str | None = None,
         read_queue_nums: int | None = None,
         broker_addr: str | None = None,
+        attributes: str | None = None,
     ) -> dict[str, str]:
         """Create (or update) ``topic`` on every master of ``cluster`` (of every cluster when
         None), or on the one master at ``broker_addr``, and wait until the name servers route
         it there with ``queue_nums`` write queues (and ``read_queue_nums``, by default as
         many, read queues). Returns the brokers it went to (name → address). ``order`` also
         records the queue layout as the name servers' order config, as mqadmin updateTopic
-        -o true does."""
+        -o true does. ``attributes`` is RocketMQ 5's change of the topic's attributes,
+        ``+message.type=FIFO`` (mqadmin updateTopic -a; docs/operations.md)."""
         self._check_started()
         problem = topic_problem(topic)
         if problem is not None:
             raise MQClientError(f"topic: {problem}")
+        try:
+            parse_attributes_modification(attributes)
+        except TopicAttributeError as exc:
+            raise MQClientError(f"attributes: {exc}") from None
         read_nums = queue_nums if read_queue_nums is None else read_queue_nums
         for what, nums in (("queue_nums", queue_nums), ("read_queue_nums", read_nums)):
             if not 1 <= nums <= 1024:
@@ -279,6 +286,7 @@ class AdminClient(GroupAdmin, BrokerAdmin, AclAdmin, AsyncLifetime):
             topic_filter_type="SINGLE_TAG",
             topic_sys_flag=0,
             order=order,
+            attributes=attributes or None,
         )
         for addr in masters.values():
             await self.api.create_topic(addr, header, self._timeout_s)

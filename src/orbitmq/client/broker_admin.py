@@ -1,7 +1,8 @@
 """``BrokerAdmin``: the ``AdminClient`` operations on one broker (mqadmin's ``-b``): its
 settings (getBrokerConfig, updateBrokerConfig), runtime keys (brokerStatus), traffic counters
 (statsAll, and which brokers of a group served a consumer group's pulls), every group's
-progress (brokerConsumeStats) and its consume queues (cleanExpiredCQ, queryCq)."""
+progress (brokerConsumeStats), its consume queues (cleanExpiredCQ, queryCq), and a topic's
+configuration on each master (its attributes, for topicStatus)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from orbitmq.client.admin_base import AdminBase
 from orbitmq.client.errors import MQBrokerError
 from orbitmq.protocol import (
     GROUP_GET_NUMS,
+    MASTER_ID,
     BrokerStatsData,
     ConsumeStatsList,
     QueryConsumeQueueResponseBody,
     ResponseCode,
     stats_key,
 )
+from orbitmq.protocol.body import TopicConfig
 from orbitmq.protocol.header import QueryConsumeQueueRequestHeader
 
 
@@ -104,3 +107,20 @@ class BrokerAdmin(AdminBase):
                     continue
                 served[(broker.broker_name, broker_id)] = data
         return served
+
+    async def topic_configs(self, topic: str) -> dict[str, TopicConfig]:
+        """``topic``'s configuration on each master serving it, by broker name: queue
+        counts, permission and RocketMQ 5's attributes (``message.type``...), read from
+        each master's topic table (GET_ALL_TOPIC_CONFIG, as RocketMQ's tools do)."""
+        self._check_started()
+        route = await self.topic_route(topic)
+        configs: dict[str, TopicConfig] = {}
+        for broker in sorted(route.broker_datas, key=lambda b: b.broker_name):
+            addr = broker.broker_addrs.get(MASTER_ID)
+            if addr is None:
+                continue
+            table = await self.api.get_all_topic_config(addr, self._timeout_s)
+            config = table.topic_config_table.get(topic)
+            if config is not None:
+                configs[broker.broker_name] = config
+        return configs

@@ -54,6 +54,12 @@ from orbitmq.common.subscription import (
     TOOLS_CONSUMER_GROUP,
 )
 from orbitmq.common.topic import topic_problem
+from orbitmq.common.topic_attributes import TopicAttributeError, parse_attributes_modification
+from orbitmq.common.topic_message_type import (
+    TopicMessageType,
+    message_type_of,
+    send_type_problem,
+)
 
 __all__ = [
     "BLANK_MAGIC_CODE",
@@ -84,6 +90,8 @@ __all__ = [
     "Service",
     "SocketAddress",
     "SystemClock",
+    "TopicAttributeError",
+    "TopicMessageType",
     "UniqueIdGenerator",
     "calc_msg_length",
     "count_batch_messages",
@@ -101,8 +109,11 @@ __all__ = [
     "java_string_hash",
     "java_string_hash_with_prefix",
     "message_properties_to_string",
+    "message_type_of",
     "pack_socket_address",
+    "parse_attributes_modification",
     "parse_delay_levels",
+    "send_type_problem",
     "string_to_message_properties",
     "topic_problem",
     "unpack_socket_address",

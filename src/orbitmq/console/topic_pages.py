@@ -24,6 +24,9 @@ CONSOLE_PRODUCER_GROUP: Final = "CONSOLE_PRODUCER_GROUP"
 _SYSTEM_PREFIXES: Final = ("%RETRY%", "%DLQ%", "rmq_sys_", "RMQ_SYS_", "SCHEDULE_TOPIC_")
 _SYSTEM_TOPICS: Final = frozenset({"TBW102", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT"})
 _PERMS: Final = {"RW": PERM_READ | PERM_WRITE, "R": PERM_READ, "W": PERM_WRITE}
+#: What the create form offers for a topic's message.type (MIXED only where the broker
+#: allows it: the broker answers otherwise).
+MESSAGE_TYPES: Final = ("NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED")
 
 
 def is_system_topic(topic: str, brokers: set[str]) -> bool:
@@ -42,7 +45,11 @@ async def topics(request: web.Request) -> web.Response:
         for t in await admin.list_topics()
         if wanted.lower() in t.lower() and (system or not is_system_topic(t, own))
     ]
-    return render(request, "topics.html", {"topics": names, "filter": wanted, "system": system})
+    return render(
+        request,
+        "topics.html",
+        {"topics": names, "filter": wanted, "system": system, "message_types": MESSAGE_TYPES},
+    )
 
 
 async def create_topic(request: web.Request) -> web.Response:
@@ -52,8 +59,17 @@ async def create_topic(request: web.Request) -> web.Response:
     perm_text = fields.get("perm", "RW")
     if perm_text not in _PERMS:
         raise ConsoleInputError(f"perm: {perm_text!r} is not one of {', '.join(_PERMS)}")
+    message_type = fields.get("message_type", "")
+    if message_type and message_type not in MESSAGE_TYPES:
+        raise ConsoleInputError(
+            f"message_type: {message_type!r} is not one of {', '.join(MESSAGE_TYPES)}"
+        )
     brokers = await admin_of(request).create_topic(
-        topic, queue_nums=queue_nums, perm=_PERMS[perm_text]
+        topic,
+        queue_nums=queue_nums,
+        perm=_PERMS[perm_text],
+        # RocketMQ 5's attribute; none given keeps what the topic has.
+        attributes=f"+message.type={message_type}" if message_type else None,
     )
     raise redirect(f"/topics/{topic}", f"topic {topic} saved on {', '.join(brokers)}")
 
@@ -66,6 +82,8 @@ async def topic(request: web.Request) -> web.Response:
         "topic": name,
         "route": route,
         "queues": await admin.topic_status(name),
+        # RocketMQ 5's attributes (message.type...) of the topic on each master.
+        "configs": await admin.topic_configs(name),
         "groups": await admin.query_topic_consume_by_who(name),
     }
     return render(request, "topic.html", context)

@@ -1,6 +1,7 @@
 """Blocking facades over the asyncio clients, for code that runs on plain threads (scripts,
 WSGI apps, Spark executors): ``orbitmq.sync.Producer``, ``PushConsumer``,
-``LitePullConsumer``, ``AdminClient``, ``QueueReader`` and ``TransactionProducer`` have the
+``LitePullConsumer``, ``SimpleConsumer``, ``AdminClient``, ``QueueReader`` and
+``TransactionProducer`` have the
 names and methods of ``orbitmq.client``'s, without ``await`` (one module each here, over the
 shared base in ``orbitmq.sync.facade``)::
 
@@ -37,6 +38,7 @@ from orbitmq.sync.lite_pull_consumer import LitePullConsumer
 from orbitmq.sync.producer import Producer, SendCallback
 from orbitmq.sync.push_consumer import PushConsumer, SyncListener
 from orbitmq.sync.queue_reader import QueueReader
+from orbitmq.sync.simple_consumer import SimpleConsumer
 from orbitmq.sync.transaction_producer import TransactionProducer
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "PushConsumer",
     "QueueReader",
     "SendCallback",
+    "SimpleConsumer",
     "SyncListener",
     "TransactionProducer",
 ]

@@ -60,6 +60,7 @@ class AdminClient(Facade[AsyncAdminClient]):
     create_topic = blocking(AsyncAdminClient.create_topic)
     delete_topic = blocking(AsyncAdminClient.delete_topic)
     topic_status = blocking(AsyncAdminClient.topic_status)
+    topic_configs = blocking(_admin(AsyncAdminClient.topic_configs))
     consumer_progress = blocking(AsyncAdminClient.consumer_progress)
     consumer_ids = blocking(AsyncAdminClient.consumer_ids)
     group_get_nums = blocking(_admin(AsyncAdminClient.group_get_nums))

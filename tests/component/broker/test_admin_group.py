@@ -62,7 +62,11 @@ async def test_update_subscription_group_takes_every_setting_and_persists_it(
     )
     assert broker.subscription_group_manager.get("cg_admin") == expected
     saved = json.loads(Path(broker.store_config.config_file("subscriptionGroup")).read_text())
-    assert saved["subscriptionGroupTable"]["cg_admin"] == json.loads(MQADMIN_GROUP_BODY)
+    # As 4.9.8's mqadmin sent it, plus RocketMQ 5's consumeMessageOrderly at its default.
+    assert saved["subscriptionGroupTable"]["cg_admin"] == {
+        **json.loads(MQADMIN_GROUP_BODY),
+        "consumeMessageOrderly": False,
+    }
 
 
 async def test_a_group_with_consume_disabled_is_refused_pulls(

@@ -128,3 +128,11 @@ def test_query_msg_shows_which_groups_consumed_it(
     assert orbitmq.json("admin", "queryMsgById", "-i", alone["offsetMsgId"])["consumedBy"] == []
     assert "WARN: No Consumer" in orbitmq.run("admin", "queryMsgById",
                                               "-i", alone["offsetMsgId"]).stdout  # fmt: skip
+
+
+def test_update_sub_group_makes_a_fifo_group(orbitmq: Orbitmq, cluster: ThreadedCluster) -> None:
+    rows = orbitmq.json("admin", "updateSubGroup", "-c", CLUSTER, "-g", "fifo-cg", "-o", "true")
+    assert {row["consumeMessageOrderly"] for row in rows} == {True}
+    for broker in cluster.cluster.brokers:
+        config = broker.subscription_group_manager.get("fifo-cg")
+        assert config is not None and config.consume_message_orderly

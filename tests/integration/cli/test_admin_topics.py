@@ -135,3 +135,28 @@ def test_a_real_process_reads_namesrv_addr_and_prints_json(
         "orbitmq: error: -s/--timestamp: 'soon' is not a time"
         " (now, epoch milliseconds, yyyy-MM-dd#HH:mm:ss:SSS or ISO 8601)"
     ]
+
+
+def test_update_topic_sets_rocketmq_5_attributes_that_topic_status_shows(
+    orbitmq: Orbitmq,
+) -> None:
+    created = orbitmq.json("admin", "updateTopic", "-c", "DefaultCluster", "-t", "Typed",
+                           "-w", "1", "-r", "1", "-a", "+message.type=FIFO")  # fmt: skip
+    assert {row["attributes"] for row in created} == {"+message.type=FIFO"}
+    status = orbitmq.json("admin", "topicStatus", "-t", "Typed")
+    assert {(s["brokerName"], s["attributes"]) for s in status} == {
+        ("broker-a", "message.type=FIFO"),
+        ("broker-b", "message.type=FIFO"),
+    }
+    orbitmq.json("admin", "updateTopic", "-c", "DefaultCluster", "-t", "Typed", "-w", "1",
+                 "-r", "1", "-a", "-message.type")  # fmt: skip
+    status = orbitmq.json("admin", "topicStatus", "-t", "Typed")
+    assert {s["attributes"] for s in status} == {""}
+    # Refused by the client before any broker is asked, naming the piece and the syntax.
+    line = orbitmq.error("admin", "updateTopic", "-c", "DefaultCluster", "-t", "Typed",
+                         "-a", "message.type=FIFO")  # fmt: skip
+    assert "attributes: add/alter attribute format is wrong: 'message.type=FIFO'" in line
+    # Refused by the brokers: the value is not one of the set.
+    line = orbitmq.error("admin", "updateTopic", "-c", "DefaultCluster", "-t", "Typed",
+                         "-a", "+message.type=SOMETIMES")  # fmt: skip
+    assert "value is not in set: message.type='SOMETIMES'" in line

@@ -128,3 +128,18 @@ def test_a_slave_keeps_its_id_and_a_master_is_id_0(tmp_path: Path) -> None:
 def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the broker config"):
         load_broker_config(tmp_path / "nope.conf", environ={})
+
+
+def test_message_type_keys_bind(tmp_path: Path) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text("enableTopicMessageTypeCheck=false\nenableMixedMessageType=true\n")
+    broker = load_broker_config(conf, environ={}).broker
+    assert (broker.enable_topic_message_type_check, broker.enable_mixed_message_type) == (
+        False,
+        True,
+    )
+    defaults = load_broker_config(None, environ={}).broker
+    assert (defaults.enable_topic_message_type_check, defaults.enable_mixed_message_type) == (
+        True,
+        False,
+    )

@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
-from orbitmq.broker.metrics import MessageCounters, message_type_of
+from orbitmq.broker.metrics import MessageCounters
 from orbitmq.broker.metrics.broker_metrics_collector import version_desc
 from orbitmq.common import message_const as mc
+from orbitmq.common.topic_message_type import metrics_message_type_of
 from orbitmq.remoting import node_labels
 from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
 
@@ -23,10 +24,12 @@ from orbitmq.remoting.rpc_metrics import RpcLatencyRecorder
         ({mc.PROPERTY_DELAY_TIME_LEVEL: "3"}, "delay"),
         ({mc.PROPERTY_TIMER_DELIVER_MS: "1"}, "delay"),
         ({"__STARTDELIVERTIME": "1"}, "delay"),
+        # The metrics' own order: a message group wins over a delay.
+        ({mc.PROPERTY_SHARDING_KEY: "k", mc.PROPERTY_DELAY_TIME_LEVEL: "3"}, "fifo"),
     ],
 )
 def test_message_type_as_rocketmq_5_tells_them(properties: dict[str, str], expected: str) -> None:
-    assert message_type_of(properties) == expected
+    assert metrics_message_type_of(properties).metrics_value == expected
 
 
 def test_record_in_counts_messages_bytes_and_one_size_sample_per_put() -> None:

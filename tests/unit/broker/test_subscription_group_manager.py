@@ -43,6 +43,8 @@ def test_defaults_are_rocketmqs() -> None:
     assert config.consume_broadcast_enable and config.notify_consumer_ids_changed_enable
     assert orjson.loads(config.to_json()) == {
         "brokerId": 0,
+        # RocketMQ 5's: a FIFO group (POP, 5.x clients) is one with it true.
+        "consumeMessageOrderly": False,
         "consumeBroadcastEnable": True,
         "consumeEnable": True,
         "consumeFromMinEnable": True,

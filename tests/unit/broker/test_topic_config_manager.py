@@ -12,6 +12,8 @@ import pytest
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.topic_config_manager import InvalidTopicError, TopicConfigManager
 from orbitmq.common.errors import ConfigError
+from orbitmq.common.topic_attributes import TopicAttributeError
+from orbitmq.common.topic_message_type import TopicMessageType
 from orbitmq.protocol.body import TopicConfig
 from orbitmq.protocol.perm_name import PERM_INHERIT, PERM_READ, PERM_WRITE
 from orbitmq.store import MessageStoreConfig
@@ -230,3 +232,26 @@ def test_update_order_topic_config(tmp_path: Path) -> None:
     assert manager.data_version.counter == version + 1
     manager.update_order_topic_config({"A"})
     assert manager.data_version.counter == version + 1
+
+
+def test_attributes_are_altered_persisted_and_reloaded(tmp_path: Path) -> None:
+    manager = _manager(tmp_path)
+    manager.update_topic_config(TopicConfig("Orders"), {"+message.type": "FIFO"})
+    assert manager.topic_message_type("Orders") is TopicMessageType.FIFO
+    assert manager.topic_message_type("Missing") is TopicMessageType.UNSPECIFIED
+    # A 4.x tool's update (no attributes) keeps them; a refused change leaves the topic be.
+    manager.update_topic_config(TopicConfig("Orders", 2, 2))
+    with pytest.raises(TopicAttributeError, match="unchangeable"):
+        manager.update_topic_config(TopicConfig("Orders", 3, 3), {"+queue.type": "BatchCQ"})
+    kept = manager.select_topic_config("Orders")
+    assert kept is not None
+    assert (kept.write_queue_nums, kept.attributes) == (2, {"message.type": "FIFO"})
+    # topics.json holds them as RocketMQ 5 writes them.
+    saved = orjson.loads((tmp_path / "config" / "topics.json").read_bytes())
+    assert saved["topicConfigTable"]["Orders"]["attributes"] == {"message.type": "FIFO"}
+
+    reloaded = _manager(tmp_path)
+    reloaded.load()
+    assert reloaded.topic_message_type("Orders") is TopicMessageType.FIFO
+    reloaded.update_topic_config(TopicConfig("Orders", 2, 2), {"-message.type": ""})
+    assert reloaded.topic_message_type("Orders") is TopicMessageType.NORMAL

@@ -5,7 +5,7 @@ storage), and the ``/metrics`` endpoint."""
 from orbitmq.broker.metrics.broker_metrics_collector import BrokerMetricsCollector
 from orbitmq.broker.metrics.broker_metrics_manager import BrokerMetricsManager
 from orbitmq.broker.metrics.consumer_lag_calculator import ConsumerLag, ConsumerLagCalculator
-from orbitmq.broker.metrics.message_counters import MessageCounters, message_type_of
+from orbitmq.broker.metrics.message_counters import MessageCounters
 
 __all__ = [
     "BrokerMetricsCollector",
@@ -13,5 +13,4 @@ __all__ = [
     "ConsumerLag",
     "ConsumerLagCalculator",
     "MessageCounters",
-    "message_type_of",
 ]

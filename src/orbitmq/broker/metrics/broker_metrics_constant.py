@@ -42,12 +42,6 @@ LABEL_STORAGE_MEDIUM: Final = "storage_medium"
 DEFAULT_STORAGE_TYPE: Final = "local"
 DEFAULT_STORAGE_MEDIUM: Final = "disk"
 
-#: ``TopicMessageType.getMetricsValue()``.
-MESSAGE_TYPE_NORMAL: Final = "normal"
-MESSAGE_TYPE_FIFO: Final = "fifo"
-MESSAGE_TYPE_DELAY: Final = "delay"
-MESSAGE_TYPE_TRANSACTION: Final = "transaction"
-
 #: The message size buckets, in bytes: 1 KiB, 4 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB.
 MESSAGE_SIZE_BUCKETS: Final = (1024, 4096, 512 * 1024, 1024 * 1024, 2048 * 1024, 4096 * 1024)
 

@@ -8,29 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from orbitmq.broker.metrics.broker_metrics_constant import (
-    MESSAGE_SIZE_BUCKETS,
-    MESSAGE_TYPE_DELAY,
-    MESSAGE_TYPE_FIFO,
-    MESSAGE_TYPE_NORMAL,
-    MESSAGE_TYPE_TRANSACTION,
+from orbitmq.broker.metrics.broker_metrics_constant import MESSAGE_SIZE_BUCKETS
+from orbitmq.common.topic_message_type import (
+    TYPED_PROPERTY_KEYS,
+    TopicMessageType,
+    metrics_message_type_of,
 )
-from orbitmq.common import message_const as mc
 
-#: The properties that make a message other than normal (RocketMQ's
-#: ``BrokerMetricsManager.getMessageType``); "__STARTDELIVERTIME" is the 4.x client's.
-_TYPED_KEYS: Final = frozenset(
-    {
-        mc.PROPERTY_TRANSACTION_PREPARED,
-        mc.PROPERTY_SHARDING_KEY,
-        mc.PROPERTY_DELAY_TIME_LEVEL,
-        mc.PROPERTY_TIMER_DELIVER_MS,
-        mc.PROPERTY_TIMER_DELAY_SEC,
-        mc.PROPERTY_TIMER_DELAY_MS,
-        "__STARTDELIVERTIME",
-    }
-)
-_DELAY_KEYS: Final = _TYPED_KEYS - {mc.PROPERTY_TRANSACTION_PREPARED, mc.PROPERTY_SHARDING_KEY}
+_NORMAL: Final = TopicMessageType.NORMAL.metrics_value
 
 # The layout of an "in" cell: stored bytes, one put count per message-size bucket (1 KiB,
 # 4 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB, +Inf), then what batches add: their messages beyond
@@ -42,19 +27,6 @@ IN_BATCH_EXTRA_MESSAGES: Final = IN_BUCKETS + len(MESSAGE_SIZE_BUCKETS) + 1
 IN_BATCH_EXTRA_BYTES: Final = IN_BATCH_EXTRA_MESSAGES + 1
 _CELL_SIZE: Final = IN_BATCH_EXTRA_BYTES + 1
 _B1, _B2, _B3, _B4, _B5, _B6 = MESSAGE_SIZE_BUCKETS
-
-
-def message_type_of(properties: Mapping[str, str]) -> str:
-    """transaction, fifo, delay or normal, as RocketMQ 5 tells them apart."""
-    if _TYPED_KEYS.isdisjoint(properties):
-        return MESSAGE_TYPE_NORMAL
-    if properties.get(mc.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true":
-        return MESSAGE_TYPE_TRANSACTION
-    if mc.PROPERTY_SHARDING_KEY in properties:
-        return MESSAGE_TYPE_FIFO
-    if not _DELAY_KEYS.isdisjoint(properties):
-        return MESSAGE_TYPE_DELAY
-    return MESSAGE_TYPE_NORMAL
 
 
 class IncomingTotals:
@@ -91,13 +63,14 @@ class MessageCounters:
     ) -> None:
         """One put of ``msg_num`` messages with these properties, ``wrote_bytes`` stored
         bytes (one size sample, the mean size, as RocketMQ records it)."""
-        if _TYPED_KEYS.isdisjoint(properties):
+        if TYPED_PROPERTY_KEYS.isdisjoint(properties):
             try:
                 cell = self._normal[topic]
             except KeyError:
                 cell = self._normal[topic] = [0] * _CELL_SIZE
         else:
-            cell = self._typed_cell(topic, message_type_of(properties))
+            # The label as RocketMQ 5's metrics give it (common.topic_message_type).
+            cell = self._typed_cell(topic, metrics_message_type_of(properties).metrics_value)
         cell[0] += wrote_bytes
         if msg_num == 1:
             size = wrote_bytes
@@ -122,13 +95,13 @@ class MessageCounters:
             cell[7] += 1
 
     def _typed_cell(self, topic: str, message_type: str) -> list[int]:
-        if message_type == MESSAGE_TYPE_NORMAL:
+        if message_type == _NORMAL:
             return self._normal.setdefault(topic, [0] * _CELL_SIZE)
         return self._typed.setdefault((topic, message_type), [0] * _CELL_SIZE)
 
     def incoming(self) -> Iterator[tuple[str, str, IncomingTotals]]:
         """(topic, message type, totals) of every topic stored to, sorted."""
-        cells = [((topic, MESSAGE_TYPE_NORMAL), cell) for topic, cell in self._normal.items()]
+        cells = [((topic, _NORMAL), cell) for topic, cell in self._normal.items()]
         cells.extend(self._typed.items())
         for (topic, message_type), cell in sorted(cells):
             yield topic, message_type, IncomingTotals(cell)

@@ -87,6 +87,8 @@ def reset_offset_by_time(session: Session, group: str, topic: str, timestamp: st
 @click.option("-s", "--consumeEnable", "consume_enable", type=click.BOOL, default=True)
 @click.option("-m", "--consumeFromMinEnable", "from_min", type=click.BOOL, default=False)
 @click.option("-d", "--consumeBroadcastEnable", "broadcast", type=click.BOOL, default=False)
+@click.option("-o", "--consumeMessageOrderly", "orderly", type=click.BOOL, default=False,
+              help="A FIFO group: one message of a message group at a time.")  # fmt: skip
 @click.option("-q", "--retryQueueNums", "retry_queues", type=click.IntRange(0), default=1)
 @click.option("-r", "--retryMaxTimes", "retry_max", type=click.IntRange(-1), default=16)
 @click.option("-i", "--brokerId", "broker_id", type=click.IntRange(0), default=0,
@@ -97,8 +99,8 @@ def reset_offset_by_time(session: Session, group: str, topic: str, timestamp: st
 @session_options
 def update_sub_group(
     session: Session, broker_addr: str | None, cluster: str | None, group: str,
-    consume_enable: bool, from_min: bool, broadcast: bool, retry_queues: int, retry_max: int,
-    broker_id: int, slow_broker_id: int, notify: bool,
+    consume_enable: bool, from_min: bool, broadcast: bool, orderly: bool, retry_queues: int,
+    retry_max: int, broker_id: int, slow_broker_id: int, notify: bool,
 ) -> None:  # fmt: skip
     """Create or change a consumer group's settings (retries, broadcast, consume enable ...)
     on a broker (-b) or on every master of a cluster (-c)."""
@@ -106,8 +108,8 @@ def update_sub_group(
         fail("updateSubGroup: give one of -b/--brokerAddr and -c/--clusterName")
     config = SubscriptionGroupConfig(
         group_name=group, consume_enable=consume_enable, consume_from_min_enable=from_min,
-        consume_broadcast_enable=broadcast, retry_queue_nums=retry_queues,
-        retry_max_times=retry_max, broker_id=broker_id,
+        consume_broadcast_enable=broadcast, consume_message_orderly=orderly,
+        retry_queue_nums=retry_queues, retry_max_times=retry_max, broker_id=broker_id,
         which_broker_when_consume_slowly=slow_broker_id, notify_consumer_ids_changed_enable=notify,
     )  # fmt: skip
     addrs = session.admin(

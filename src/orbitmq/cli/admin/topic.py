@@ -12,9 +12,11 @@ from orbitmq.cli.console import fail
 from orbitmq.cli.session import Session, session_options
 from orbitmq.cli.timestamps import format_timestamp_ms
 from orbitmq.client import AdminClient, allocate_averagely
-from orbitmq.client.admin_client import DEFAULT_PERM, DEFAULT_QUEUE_NUMS
+from orbitmq.client.admin_client import DEFAULT_PERM, DEFAULT_QUEUE_NUMS, QueueStatus
 from orbitmq.client.mq_client_instance import subscribe_queues_of
 from orbitmq.common import MessageQueue
+from orbitmq.common.topic_attributes import format_attributes
+from orbitmq.protocol.body import TopicConfig
 
 COMMANDS = CommandRegistry("Topic")
 
@@ -35,6 +37,8 @@ def queue_name(mq: MessageQueue) -> str:
 @click.option(
     "-o", "--order", type=click.BOOL, default=False, help="An ordered topic (true|false)."
 )
+@click.option("-a", "--attributes", help="RocketMQ 5 attributes: +message.type=FIFO adds or "
+              "changes, -key deletes, comma separated.")  # fmt: skip
 @session_options
 def update_topic(
     session: Session,
@@ -45,8 +49,10 @@ def update_topic(
     write_nums: int,
     perm: str,
     order: bool,
+    attributes: str | None,
 ) -> None:
-    """Create or update a topic on a broker (-b) or on every master of a cluster (-c)."""
+    """Create or update a topic on a broker (-b) or on every master of a cluster (-c);
+    -a +message.type=NORMAL|FIFO|DELAY|TRANSACTION sets what it accepts."""
     if (broker_addr is None) == (cluster is None):
         fail("updateTopic: give one of -b/--brokerAddr and -c/--clusterName")
     created = session.admin(
@@ -58,12 +64,15 @@ def update_topic(
             order=order,
             cluster=cluster,
             broker_addr=broker_addr,
+            attributes=attributes.strip() if attributes else None,
         )
     )
     session.out.table(
-        ("topic", "brokerName", "brokerAddr", "readQueueNums", "writeQueueNums", "perm", "order"),
-        [(topic, n, a, read_nums, write_nums, int(perm), order) for n, a in created.items()],
-    )
+        ("topic", "brokerName", "brokerAddr", "readQueueNums", "writeQueueNums", "perm", "order",
+         "attributes"),
+        [(topic, n, a, read_nums, write_nums, int(perm), order, attributes or "")
+         for n, a in created.items()],
+    )  # fmt: skip
 
 
 @COMMANDS.command("deleteTopic")
@@ -111,10 +120,18 @@ def topic_route(session: Session, topic: str, as_list: bool) -> None:
 @click.option("-t", "--topic", required=True, help="Topic name.")
 @session_options
 def topic_status(session: Session, topic: str) -> None:
-    """Each queue's min and max offset and the store time of its last message."""
-    status = session.admin(lambda admin: admin.topic_status(topic))
+    """Each queue's min and max offset, the store time of its last message, and the
+    attributes of the topic on its broker (RocketMQ 5's message.type and the others)."""
+
+    async def status_and_configs(
+        admin: AdminClient,
+    ) -> tuple[list[QueueStatus], dict[str, TopicConfig]]:
+        return await admin.topic_status(topic), await admin.topic_configs(topic)
+
+    status, configs = session.admin(status_and_configs)
+    attributes = {name: format_attributes(c.attributes) for name, c in configs.items()}
     session.out.table(
-        ("brokerName", "queueId", "minOffset", "maxOffset", "lastUpdated"),
+        ("brokerName", "queueId", "minOffset", "maxOffset", "lastUpdated", "attributes"),
         [
             (
                 s.broker_name,
@@ -122,6 +139,7 @@ def topic_status(session: Session, topic: str) -> None:
                 s.min_offset,
                 s.max_offset,
                 format_timestamp_ms(s.last_update_timestamp_ms),
+                attributes.get(s.broker_name, ""),
             )
             for s in status
         ],

@@ -12,12 +12,15 @@ from orbitmq.protocol.body.route import MASTER_ID
 @dataclass(slots=True)
 class SubscriptionGroupConfig(Body):
     """How one consumer group may consume: enabled, retry queues and times, which broker
-    serves it when it is slow. Plain data, owned by its manager."""
+    serves it when it is slow, and (RocketMQ 5) whether it consumes in order: a FIFO group,
+    ``consumeMessageOrderly`` true, to which POP and the 5.x clients hand out a message
+    group's messages one at a time. Plain data, owned by its manager."""
 
     group_name: str = ""
     consume_enable: bool = True
     consume_from_min_enable: bool = True
     consume_broadcast_enable: bool = True
+    consume_message_orderly: bool = False
     retry_queue_nums: int = 1
     retry_max_times: int = 16
     broker_id: int = MASTER_ID

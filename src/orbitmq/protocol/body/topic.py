@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+import orjson
+
+from orbitmq.common.topic_attributes import topic_message_type
+from orbitmq.common.topic_message_type import TopicMessageType
 from orbitmq.protocol.body.errors import BodyError
 from orbitmq.protocol.body.json_codec import Body
 from orbitmq.protocol.perm_name import PERM_READ, PERM_WRITE
@@ -25,7 +30,9 @@ class TopicFilterType(enum.Enum):
 
 @dataclass(slots=True)
 class TopicConfig(Body):
-    """One topic on one broker: queue counts, permission, filter type, flags, order."""
+    """One topic on one broker: queue counts, permission, filter type, flags, order, and
+    RocketMQ 5's ``attributes`` (``message.type`` and the others of
+    ``orbitmq.common.topic_attributes``; empty for a topic made by a 4.x tool)."""
 
     topic_name: str = ""
     read_queue_nums: int = DEFAULT_READ_QUEUE_NUMS
@@ -34,26 +41,50 @@ class TopicConfig(Body):
     topic_filter_type: TopicFilterType = TopicFilterType.SINGLE_TAG
     topic_sys_flag: int = 0
     order: bool = False
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def topic_message_type(self) -> TopicMessageType:
+        """The message type the topic accepts: its ``message.type``, NORMAL when unset."""
+        return topic_message_type(self.attributes)
 
     def to_compact(self) -> str:
         """RocketMQ's space-separated form, used in compressed REGISTER_BROKER bodies:
-        ``name readQueueNums writeQueueNums perm topicFilterType`` (flags and order are not
-        carried)."""
-        return (
+        ``name readQueueNums writeQueueNums perm topicFilterType`` and, as RocketMQ 5 adds,
+        the attributes as a JSON object (left out when there are none, so a 4.x reader
+        sees its five fields; flags and order are not carried)."""
+        text = (
             f"{self.topic_name} {self.read_queue_nums} {self.write_queue_nums} "
             f"{self.perm} {self.topic_filter_type.name}"
         )
+        if self.attributes:
+            text += " " + orjson.dumps(self.attributes, option=orjson.OPT_SORT_KEYS).decode()
+        return text
 
     @classmethod
     def from_compact(cls, text: str) -> TopicConfig:
         parts = text.split(" ")
-        if len(parts) != 5:
+        if len(parts) < 5:
             raise BodyError(f"expected 5 space-separated topic config fields, got {text[:80]!r}")
-        name, read, write, perm, filter_type = parts
+        name, read, write, perm, filter_type = parts[:5]
         try:
-            return cls(name, int(read), int(write), int(perm), TopicFilterType[filter_type])
+            config = cls(name, int(read), int(write), int(perm), TopicFilterType[filter_type])
         except (ValueError, KeyError):
             raise BodyError(f"bad topic config {text[:80]!r}") from None
+        if len(parts) > 5:
+            # RocketMQ 5 ignores attributes it cannot read (a value with a space splits).
+            config.attributes = _compact_attributes(parts[5])
+        return config
+
+
+def _compact_attributes(text: str) -> dict[str, str]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _now_ms() -> int:

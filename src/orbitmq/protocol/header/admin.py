@@ -16,7 +16,9 @@ class CreateTopicRequestHeader(CommandHeader):
     """UPDATE_AND_CREATE_TOPIC (17): create a topic or replace its configuration.
 
     ``perm`` holds PermName bits (2 write, 4 read, 1 inherit); ``order`` is required on the
-    wire, as in RocketMQ.
+    wire, as in RocketMQ. ``attributes`` is RocketMQ 5's modification of the topic's
+    attributes, ``+key=value,-key`` (``orbitmq.common.topic_attributes``); 4.x tools leave it
+    out, which keeps the attributes the topic has.
     """
 
     topic: str = ext_field("topic")
@@ -27,6 +29,7 @@ class CreateTopicRequestHeader(CommandHeader):
     topic_filter_type: str = ext_field("topicFilterType")
     topic_sys_flag: Int32 | None = ext_field("topicSysFlag", default=None)
     order: bool = ext_field("order")
+    attributes: str | None = ext_field("attributes", default=None)
 
     def check(self) -> None:
         if self.topic_filter_type not in _TOPIC_FILTER_TYPES:
