@@ -19,23 +19,17 @@ from __future__ import annotations
 from typing import Final
 
 from orbitmq.protocol.processor_codes import (
-    ACK_MESSAGE_CODES,
     ADMIN_ACL_CODES,
     ADMIN_BROKER_CODES,
     ADMIN_GROUP_CODES,
     ADMIN_RUNTIME_CODES,
     ADMIN_STATS_CODES,
     BROKER_REGISTRATION_CODES,
-    CHANGE_INVISIBLE_TIME_CODES,
     CLIENT_MANAGE_CODES,
     CONSUMER_MANAGE_CODES,
     END_TRANSACTION_CODES,
     KV_CONFIG_CODES,
     NAMESRV_CONFIG_CODES,
-    NOTIFICATION_CODES,
-    PEEK_MESSAGE_CODES,
-    POLLING_INFO_CODES,
-    POP_MESSAGE_CODES,
     PULL_MESSAGE_CODES,
     QUERY_MESSAGE_CODES,
     ROUTE_QUERY_CODES,
@@ -55,6 +49,7 @@ NAMESRV_REQUEST_CODES: Final = (
 )
 
 #: Codes every broker serves (RocketMQ's broker processors, as far as OrbitMQ's answer them).
+#: POP's codes are not among them: a 4.x broker answers them REQUEST_CODE_NOT_SUPPORTED.
 BROKER_REQUEST_CODES: Final = (
     SEND_MESSAGE_CODES
     | SEND_MESSAGE_BACK_CODES
@@ -68,12 +63,6 @@ BROKER_REQUEST_CODES: Final = (
     | ADMIN_GROUP_CODES
     | ADMIN_RUNTIME_CODES
     | ADMIN_ACL_CODES
-    | POP_MESSAGE_CODES
-    | ACK_MESSAGE_CODES
-    | CHANGE_INVISIBLE_TIME_CODES
-    | PEEK_MESSAGE_CODES
-    | NOTIFICATION_CODES
-    | POLLING_INFO_CODES
 )
 
 

@@ -58,3 +58,9 @@ def test_other_answers_reveal_nothing(answer: ResponseCode) -> None:
 
 def test_no_code_is_both_kinds() -> None:
     assert not NAMESRV_REQUEST_CODES & BROKER_REQUEST_CODES
+
+
+@pytest.mark.parametrize("code", [RequestCode.POP_MESSAGE, RequestCode.ACK_MESSAGE])
+def test_a_pop_request_refused_reveals_nothing(code: RequestCode) -> None:
+    """A RocketMQ 4.x broker serves no POP: its refusal is not a sign of a name server."""
+    assert wrong_server_problem("10.0.0.5:10911", code, NOT_SUPPORTED) is None
