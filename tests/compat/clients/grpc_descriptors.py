@@ -100,12 +100,14 @@ def differences(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    ours_set = descriptor_pb2.FileDescriptorSet.FromString(open(sys.argv[1], "rb").read())
+    with open(sys.argv[1], "rb") as file:
+        ours_set = descriptor_pb2.FileDescriptorSet.FromString(file.read())
     pool = descriptor_pool.DescriptorPool()
     for well_known in (timestamp_pb2, duration_pb2):
         pool.AddSerializedFile(well_known.DESCRIPTOR.serialized_pb)
-    ours = [pool.Add(file) for file in ours_set.file]
-    ours = [pool.FindFileByName(file.name) for file in ours_set.file]
+    for proto in ours_set.file:
+        pool.Add(proto)
+    ours = [pool.FindFileByName(proto.name) for proto in ours_set.file]
     theirs = shapes([definition_pb2.DESCRIPTOR, service_pb2.DESCRIPTOR])
     mine = shapes(ours)
     counts = {kind: len(table) for kind, table in theirs.items()}
