@@ -43,6 +43,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # `tests` is importable from the repository root only
     sys.path.insert(0, str(REPO))
 
+from tests.compat.client_venv import (  # noqa: E402
+    PYTHON_5X_IMPORT_CHECK,
+    PYTHON_5X_REQUIREMENT,
+    compat_venv,
+)
+from tests.support import start_orbitmq  # noqa: E402
+
 from orbitmq.client import ClientConfig, Producer  # noqa: E402
 from orbitmq.common import Message  # noqa: E402
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode  # noqa: E402
@@ -51,12 +58,6 @@ from orbitmq.proxy import MessagingServiceStub  # noqa: E402
 from orbitmq.proxy.v2 import definition_pb2 as d  # noqa: E402
 from orbitmq.proxy.v2 import service_pb2 as pb  # noqa: E402
 from orbitmq.remoting import RemotingClient, install_uvloop  # noqa: E402
-from tests.compat.client_venv import (  # noqa: E402
-    PYTHON_5X_IMPORT_CHECK,
-    PYTHON_5X_REQUIREMENT,
-    compat_venv,
-)
-from tests.support import start_orbitmq  # noqa: E402
 
 RESULTS_DIR = REPO / "benchmarks" / "results"
 OFFICIAL_DRIVER = REPO / "benchmarks" / "grpc_clients" / "python5_send_loop.py"

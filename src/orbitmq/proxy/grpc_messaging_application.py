@@ -13,6 +13,7 @@ from typing import Any
 
 from orbitmq.broker import BrokerController
 from orbitmq.proxy.client_activity import ClientActivity
+from orbitmq.proxy.consumer_activity import ConsumerActivity
 from orbitmq.proxy.grpc_status import status_of
 from orbitmq.proxy.messaging_service import METHODS, Behaviour, Context, UnaryBehaviour
 from orbitmq.proxy.route_activity import RouteActivity
@@ -44,6 +45,7 @@ class GrpcMessagingApplication:
         self.route = RouteActivity(broker, endpoint_port)
         self.send = SendMessageActivity(broker)
         self.client = ClientActivity(broker)
+        self.consumer = ConsumerActivity(broker)
 
     def behaviours(self) -> dict[str, Behaviour]:
         """RPC name -> behaviour, for every RPC served."""
@@ -53,5 +55,13 @@ class GrpcMessagingApplication:
             "SendMessage": self.send.send_message,
             "Heartbeat": self.client.heartbeat,
             "NotifyClientTermination": self.client.notify_client_termination,
+            "AckMessage": self.consumer.ack_message,
+            "ChangeInvisibleDuration": self.consumer.change_invisible_duration,
+            "ForwardMessageToDeadLetterQueue": self.consumer.forward_message_to_dead_letter_queue,
         }
-        return {name: answering(name, behaviour) for name, behaviour in unary.items()}
+        served: dict[str, Behaviour] = {
+            name: answering(name, behaviour) for name, behaviour in unary.items()
+        }
+        # Its failures are answered inside the stream (a status item), never as a gRPC error.
+        served["ReceiveMessage"] = self.consumer.receive_message
+        return served
