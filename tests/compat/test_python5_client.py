@@ -3,7 +3,8 @@ in its own virtualenv, against ``orbitmq start``'s gRPC endpoint: its Producer s
 FIFO (message group) and delay (delivery timestamp) messages; each is read back through
 OrbitMQ's remoting protocol with body, tag, keys, message id and user properties intact (the
 messages cross protocols), FIFO groups in order on one queue each, delayed ones not before
-their time."""
+their time. Its SimpleConsumer receives what OrbitMQ's remoting Producer sent (the other
+way across), changes an invisible duration and acks."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import grpc
 import grpc.aio
 import pytest
 
-from orbitmq.common import MessageExt
+from orbitmq.client import Producer
+from orbitmq.common import Message, MessageExt
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import CreateTopicRequestHeader
 from orbitmq.proxy import MessagingServiceStub
@@ -135,3 +137,38 @@ def test_producer_delay_message_arrives_after_its_time(
     assert message.body == b"body-0"
     assert message.unique_key == line["message_id"]
     assert int(message.properties["TIMER_DELIVER_MS"]) == line["deliver_ms"]
+
+
+def test_simple_consumer_receives_what_remoting_sent(
+    orbitmq: OrbitMQ, endpoint: str, python_5x: ClientRunner
+) -> None:
+    create_topic(orbitmq, "Py5PopTopic", "NORMAL")
+
+    async def produce() -> list[str]:
+        ids = []
+        async with Producer("py5-pop-pg", namesrv_addr=orbitmq.namesrv) as producer:
+            for i in range(COUNT):
+                message = Message("Py5PopTopic", f"body-{i}".encode())
+                message.tags = f"tag-{i % 2}"
+                message.keys = [f"key-{i}"]
+                message.properties["seq"] = str(i)
+                ids.append((await producer.send(message)).msg_id)
+        return ids
+
+    ids = asyncio.run(produce())
+    lines = python_5x.run(
+        "python5_simple_consumer.py", endpoint, "Py5PopTopic", "py5-pop-group", COUNT, 60
+    )
+    acked = [line for line in lines if line["acked"]]
+    assert sorted(line["message_id"] for line in acked) == sorted(ids)
+    for line in acked:
+        i = int(line["seq"])
+        assert (line["body"], line["tag"], line["keys"]) == (
+            f"body-{i}",
+            f"tag-{i % 2}",
+            f"key-{i}",
+        )
+    # The one whose invisible duration was changed came back as a second attempt.
+    [held] = [line for line in lines if not line["acked"]]
+    [again] = [line for line in acked if line["message_id"] == held["message_id"]]
+    assert (held["attempt"], again["attempt"]) == (1, 2)
