@@ -57,6 +57,8 @@ MAX_INVISIBLE_TIME_MS: Final = 12 * 3600 * 1000
 MIN_LONG_POLLING_MS: Final = 5_000
 MAX_LONG_POLLING_MS: Final = 20_000
 _CONSUME_INIT_MODE_MAX: Final = 1
+#: ``ProxyUtils.MAX_MSG_NUMS_FOR_POP_REQUEST``: a larger batch is cut to it.
+MAX_POP_BATCH: Final = 32
 
 
 def _ms(duration: Any) -> int:
@@ -206,8 +208,10 @@ class ConsumerActivity:
         header = PopMessageRequestHeader(
             consumer_group=group,
             topic=topic,
-            queue_id=request.message_queue.id if request.message_queue.id >= 0 else -1,
-            max_msg_nums=request.batch_size or 32,
+            # The proxy pops from every queue of the broker (its read selector's queue by
+            # broker name has id -1), whatever queue the client picked from the route.
+            queue_id=-1,
+            max_msg_nums=min(request.batch_size or MAX_POP_BATCH, MAX_POP_BATCH),
             invisible_time=invisible_ms,
             # The broker answers a little before the client's deadline (longPollingReserve).
             poll_time=max(0, polling_ms - 100),
