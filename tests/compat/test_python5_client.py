@@ -144,18 +144,7 @@ def test_simple_consumer_receives_what_remoting_sent(
 ) -> None:
     create_topic(orbitmq, "Py5PopTopic", "NORMAL")
 
-    async def produce() -> list[str]:
-        ids = []
-        async with Producer("py5-pop-pg", namesrv_addr=orbitmq.namesrv) as producer:
-            for i in range(COUNT):
-                message = Message("Py5PopTopic", f"body-{i}".encode())
-                message.tags = f"tag-{i % 2}"
-                message.keys = [f"key-{i}"]
-                message.properties["seq"] = str(i)
-                ids.append((await producer.send(message)).msg_id)
-        return ids
-
-    ids = asyncio.run(produce())
+    ids = asyncio.run(produce_remoting(orbitmq, "Py5PopTopic"))
     lines = python_5x.run(
         "python5_simple_consumer.py", endpoint, "Py5PopTopic", "py5-pop-group", COUNT, 60
     )
@@ -172,3 +161,39 @@ def test_simple_consumer_receives_what_remoting_sent(
     [held] = [line for line in lines if not line["acked"]]
     [again] = [line for line in acked if line["message_id"] == held["message_id"]]
     assert (held["attempt"], again["attempt"]) == (1, 2)
+
+
+async def produce_remoting(orbitmq: OrbitMQ, topic: str) -> list[str]:
+    """COUNT messages (``read_back.expected``'s) through OrbitMQ's remoting Producer."""
+    ids = []
+    async with Producer("py5-pop-pg", namesrv_addr=orbitmq.namesrv) as producer:
+        for i in range(COUNT):
+            message = Message(topic, f"body-{i}".encode())
+            message.tags = f"tag-{i % 2}"
+            message.keys = [f"key-{i}"]
+            message.properties["seq"] = str(i)
+            ids.append((await producer.send(message)).msg_id)
+    return ids
+
+
+def test_push_consumer_consumes_what_remoting_sent(
+    orbitmq: OrbitMQ, endpoint: str, python_5x: ClientRunner
+) -> None:
+    create_topic(orbitmq, "Py5PushTopic", "NORMAL")
+    ids = asyncio.run(produce_remoting(orbitmq, "Py5PushTopic"))
+    lines = python_5x.run(
+        "python5_push_consumer.py", endpoint, "Py5PushTopic", "py5-push-group", COUNT, 60
+    )
+    succeeded = [line for line in lines if line["result"] == "SUCCESS"]
+    assert sorted({line["message_id"] for line in succeeded}) == sorted(ids)
+    for line in succeeded:
+        i = int(line["seq"])
+        assert (line["body"], line["tag"], line["keys"]) == (
+            f"body-{i}",
+            f"tag-{i % 2}",
+            f"key-{i}",
+        )
+    # The delivery it failed came back, as a later attempt.
+    [failed] = [line for line in lines if line["result"] == "FAILURE"]
+    again = [line for line in succeeded if line["message_id"] == failed["message_id"]]
+    assert [line["attempt"] for line in again] == [failed["attempt"] + 1]
