@@ -18,6 +18,8 @@ from typing import Any, Final
 from orbitmq.broker import BrokerController
 from orbitmq.common import MessageExt, decode_messages
 from orbitmq.common import message_const as mc
+from orbitmq.filter import Sql92ParseError, SubscriptionParseError, parse_sql92
+from orbitmq.filter.tag_filter import build_subscription
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header.consumer import ConsumerSendMsgBackRequestHeader
 from orbitmq.protocol.header.pop import (
@@ -76,6 +78,16 @@ def validate_invisible_time(ms: int, minimum: int) -> None:
             d.ILLEGAL_INVISIBLE_TIME,
             f"the invisibleTime is too large. max is {MAX_INVISIBLE_TIME_MS}",
         )
+
+
+def validate_filter(topic: str, expression: str, kind: str) -> None:
+    """``FilterAPI.build``'s check: ILLEGAL_FILTER_EXPRESSION for one that does not parse."""
+    try:
+        if kind == "SQL92":
+            parse_sql92(expression)
+        build_subscription(topic, expression, kind)
+    except (SubscriptionParseError, Sql92ParseError) as exc:
+        raise GrpcProxyError(d.ILLEGAL_FILTER_EXPRESSION, str(exc)) from exc
 
 
 class AnswerChannel(LocalChannel):
@@ -205,6 +217,7 @@ class ConsumerActivity:
             validate_invisible_time(invisible_ms, MIN_INVISIBLE_TIME_MS)
         expression = request.filter_expression
         kind = "SQL92" if expression.type == d.SQL else "TAG"
+        validate_filter(topic, expression.expression or "*", kind)
         header = PopMessageRequestHeader(
             consumer_group=group,
             topic=topic,

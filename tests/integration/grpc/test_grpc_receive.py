@@ -193,6 +193,14 @@ async def test_receipt_handle_and_invisible_time_refusals(grpc_cluster: GrpcClus
         "the invisibleTime is too small. min is 10000",
     )
     assert ended
+    bad_sql = pb.ReceiveMessageRequest(
+        group=d.Resource(name=GROUP),
+        message_queue=d.MessageQueue(topic=d.Resource(name="RefuseTopic")),
+        filter_expression=d.FilterExpression(type=d.SQL, expression="a >>> ("),
+        invisible_duration=duration(30),
+    )
+    items = [i async for i in grpc_cluster.stub.ReceiveMessage(bad_sql, timeout=30)]
+    assert items[0].status.code == d.ILLEGAL_FILTER_EXPRESSION
     bad_group = pb.ReceiveMessageRequest(
         group=d.Resource(name=""),
         message_queue=d.MessageQueue(topic=d.Resource(name="RefuseTopic")),
