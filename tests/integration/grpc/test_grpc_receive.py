@@ -17,6 +17,7 @@ from orbitmq.common import Message
 from orbitmq.proxy.receipt_handle import ReceiptHandle
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
+from tests.eventually import eventually_async
 from tests.integration.grpc.conftest import CLIENT_METADATA, GrpcCluster, create_topic
 
 GROUP = "grpc-pop-group"
@@ -115,7 +116,8 @@ async def test_sent_over_remoting_received_over_grpc_and_acked(grpc_cluster: Grp
 async def test_long_polling_answers_when_a_message_arrives(grpc_cluster: GrpcCluster) -> None:
     await create_topic(grpc_cluster.broker, "PollTopic")
     receiving = asyncio.create_task(receive(grpc_cluster, "PollTopic", polling_s=15))
-    await asyncio.sleep(0.5)  # the receive is held by the broker's long polling by now
+    long_polling = grpc_cluster.broker.pop.long_polling
+    await eventually_async(lambda: long_polling.held_count, what="the receive held")
     assert not receiving.done()
     began = time.monotonic()
     await produce(grpc_cluster, "PollTopic", 1)
@@ -208,3 +210,25 @@ async def test_receipt_handle_and_invisible_time_refusals(grpc_cluster: GrpcClus
     )
     items = [i async for i in grpc_cluster.stub.ReceiveMessage(bad_group, timeout=30)]
     assert items[0].status.code == d.ILLEGAL_CONSUMER_GROUP
+
+
+async def test_a_receive_given_up_by_its_client_pops_nothing(grpc_cluster: GrpcCluster) -> None:
+    await create_topic(grpc_cluster.broker, "GoneTopic")
+    request = pb.ReceiveMessageRequest(
+        group=d.Resource(name=GROUP),
+        message_queue=d.MessageQueue(topic=d.Resource(name="GoneTopic"), id=-1),
+        filter_expression=d.FilterExpression(type=d.TAG, expression="*"),
+        batch_size=32,
+        invisible_duration=duration(30),
+        long_polling_timeout=duration(15),
+    )
+    call = grpc_cluster.stub.ReceiveMessage(request, metadata=CLIENT_METADATA, timeout=30)
+    long_polling = grpc_cluster.broker.pop.long_polling
+    await eventually_async(lambda: long_polling.held_count, what="the receive held")
+    call.cancel()
+    # The message that wakes the held request after its client left stays for the next one.
+    await produce(grpc_cluster, "GoneTopic", 1)
+    status, messages, _ = await receive(grpc_cluster, "GoneTopic")
+    assert status.code == d.OK
+    assert [m.body for m in messages] == [b"body-0"]
+    assert messages[0].system_properties.delivery_attempt == 1
