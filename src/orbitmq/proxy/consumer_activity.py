@@ -35,6 +35,7 @@ from orbitmq.protocol.pop_extra_info import (
     parse_order_count_info,
     parse_start_offset_info,
     queue_key,
+    queue_offset_key,
 )
 from orbitmq.proxy.grpc_status import (
     OK_STATUS,
@@ -140,12 +141,12 @@ def _with_handles(
             queue_offset=message.queue_offset,
         )
         message.properties[mc.PROPERTY_POP_CK] = f"{extra} {message.commit_log_offset}"
-        count = counts.get(key) or counts.get(
-            f"{key[:2]}qo{message.queue_id}%{message.queue_offset}"
-        )
-        if count:
+        by_offset = queue_offset_key(message.topic, message.queue_id, message.queue_offset)
+        count = counts.get(by_offset) or counts.get(key)
+        if count:  # FIFO POP: how often this one was handed out
             message.reconsume_times = count
         message.properties.setdefault(mc.PROPERTY_FIRST_POP_TIME, str(header.pop_time))
+        message.topic = topic
 
 
 class ConsumerActivity:
