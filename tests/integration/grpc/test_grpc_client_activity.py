@@ -5,12 +5,32 @@ one that declared nothing is answered UNRECOGNIZED_CLIENT_TYPE, as by RocketMQ's
 
 from __future__ import annotations
 
+from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.body.connection import ConsumerConnection, ProducerConnection
+from orbitmq.protocol.header import (
+    GetConsumerConnectionListRequestHeader,
+    GetProducerConnectionListRequestHeader,
+)
+from orbitmq.protocol.language_code import LanguageCode
 from orbitmq.proxy.client_activity import ClientSettingsTable
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
+from orbitmq.remoting import RemotingClient
 from tests.integration.grpc.conftest import CLIENT_METADATA, GrpcCluster
 
 CLIENT_ID = dict(CLIENT_METADATA)["x-mq-client-id"]
+
+
+async def admin_request(g: GrpcCluster, code: int, fields: dict[str, str]) -> RemotingCommand:
+    """One admin request to the broker over remoting, as mqadmin sends it; SUCCESS asserted."""
+    client = RemotingClient(connect_timeout_s=2.0)
+    try:
+        request = RemotingCommand.create_request(code, fields)
+        response = await client.invoke(g.broker.address, request, 5.0)
+    finally:
+        await client.close()
+    assert response.code == ResponseCode.SUCCESS, response.remark
+    return response
 
 
 def declare(g: GrpcCluster, settings: d.Settings) -> None:
@@ -47,6 +67,14 @@ async def test_producer_heartbeat_registers_under_each_topic(grpc_cluster: GrpcC
         [info] = producers.get_group_channel_table(topic).values()
         assert info.client_id == CLIENT_ID
         assert info.channel.remote_address.startswith("127.0.0.1:")
+    # The broker's admin answer (mqadmin producerConnection) lists the gRPC client.
+    connection = await admin_request(
+        grpc_cluster,
+        RequestCode.GET_PRODUCER_CONNECTION_LIST,
+        GetProducerConnectionListRequestHeader(producer_group="T1").to_ext_fields(),
+    )
+    [listed] = ProducerConnection.from_json(connection.body).connection_set
+    assert listed.client_id == CLIENT_ID
     terminated = await grpc_cluster.stub.NotifyClientTermination(
         pb.NotifyClientTerminationRequest(), metadata=CLIENT_METADATA
     )
@@ -85,6 +113,16 @@ async def test_consumer_heartbeat_registers_the_group_and_its_subscriptions(
     subscription = consumers.find_subscription_data("g5", "T1")
     assert subscription is not None
     assert subscription.tags_set == frozenset({"a", "b"})
+    # The broker's admin answer (mqadmin consumerConnection) lists the gRPC client.
+    connection = await admin_request(
+        grpc_cluster,
+        RequestCode.GET_CONSUMER_CONNECTION_LIST,
+        GetConsumerConnectionListRequestHeader(consumer_group="g5").to_ext_fields(),
+    )
+    listed = ConsumerConnection.from_json(connection.body)
+    assert [c.client_id for c in listed.connection_set] == [CLIENT_ID]
+    assert listed.connection_set[0].language is LanguageCode.PYTHON
+    assert sorted(listed.subscription_table) == ["T1"]
     terminated = await grpc_cluster.stub.NotifyClientTermination(
         pb.NotifyClientTerminationRequest(group=group), metadata=CLIENT_METADATA
     )
