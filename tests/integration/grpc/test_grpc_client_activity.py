@@ -48,6 +48,10 @@ async def test_heartbeat_without_settings_is_unrecognized(grpc_cluster: GrpcClus
         d.UNRECOGNIZED_CLIENT_TYPE,
         "cannot find client settings for this client",
     )
+    terminated = await grpc_cluster.stub.NotifyClientTermination(
+        pb.NotifyClientTerminationRequest(), metadata=CLIENT_METADATA
+    )
+    assert terminated.status.code == d.UNRECOGNIZED_CLIENT_TYPE
 
 
 async def test_producer_heartbeat_registers_under_each_topic(grpc_cluster: GrpcCluster) -> None:

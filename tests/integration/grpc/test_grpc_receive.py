@@ -232,3 +232,33 @@ async def test_a_receive_given_up_by_its_client_pops_nothing(grpc_cluster: GrpcC
     assert status.code == d.OK
     assert [m.body for m in messages] == [b"body-0"]
     assert messages[0].system_properties.delivery_attempt == 1
+
+
+async def test_change_and_forward_refusals(grpc_cluster: GrpcCluster) -> None:
+    await create_topic(grpc_cluster.broker, "RefuseTopic2")
+    change = pb.ChangeInvisibleDurationRequest(
+        group=d.Resource(name=GROUP),
+        topic=d.Resource(name="RefuseTopic2"),
+        receipt_handle="forged",
+        invisible_duration=duration(5),
+    )
+    forged = await grpc_cluster.stub.ChangeInvisibleDuration(change, metadata=CLIENT_METADATA)
+    assert forged.status.code == d.INVALID_RECEIPT_HANDLE
+    change.invisible_duration.CopyFrom(duration(13 * 3600))
+    too_long = await grpc_cluster.stub.ChangeInvisibleDuration(change, metadata=CLIENT_METADATA)
+    assert (too_long.status.code, too_long.status.message) == (
+        d.ILLEGAL_INVISIBLE_TIME,
+        "the invisibleTime is too large. max is 43200000",
+    )
+    forward = pb.ForwardMessageToDeadLetterQueueRequest(
+        group=d.Resource(name=GROUP),
+        topic=d.Resource(name="RefuseTopic2"),
+        receipt_handle="0 1000 30000 0 0 broker-a 0 0 0",
+    )
+    expired = await grpc_cluster.stub.ForwardMessageToDeadLetterQueue(
+        forward, metadata=CLIENT_METADATA
+    )
+    assert (expired.status.code, expired.status.message) == (
+        d.INVALID_RECEIPT_HANDLE,
+        "receipt handle is expired",
+    )
