@@ -12,6 +12,7 @@ answers it."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
 from orbitmq.broker import BrokerController, ClientChannelInfo
@@ -114,10 +115,14 @@ class ClientActivity:
         broker: BrokerController,
         settings: ClientSettingsSource | None = None,
         channels: ClientChannels | None = None,
+        *,
+        on_terminated: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
+        """``on_terminated`` hears of each client that said it terminates (its id)."""
         self.broker = broker
         self.settings: ClientSettingsSource = settings or ClientSettingsTable()
         self.channels: ClientChannels = channels or ClientChannelTable()
+        self.on_terminated = on_terminated
 
     def _info(self, ctx: ProxyContext, context: Any) -> ClientChannelInfo:
         if not ctx.client_id:
@@ -177,4 +182,6 @@ class ClientActivity:
             return pb.NotifyClientTerminationResponse(
                 status=status(d.UNRECOGNIZED_CLIENT_TYPE, name)
             )
+        if self.on_terminated is not None:
+            await self.on_terminated(ctx.client_id)
         return pb.NotifyClientTerminationResponse(status=OK_STATUS)

@@ -11,8 +11,9 @@ later answer comes through the request's channel (``AnswerChannel``)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 from orbitmq.broker import BrokerController
@@ -47,10 +48,13 @@ from orbitmq.proxy.grpc_status import (
     validate_topic_name,
 )
 from orbitmq.proxy.message_builder import build_message, timestamp
-from orbitmq.proxy.proxy_context import LocalChannel, peer_address
+from orbitmq.proxy.proxy_context import LocalChannel, ProxyContext, peer_address
 from orbitmq.proxy.receipt_handle import ReceiptHandle
+from orbitmq.proxy.receipt_handle_manager import ReceiptHandleManager
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
+
+log = logging.getLogger(__name__)
 
 #: ProxyConfig's defaults: the invisible time of an auto-renewed receive, the shortest one a
 #: client may ask for, the longest; the long polling time's bounds.
@@ -62,6 +66,8 @@ MAX_LONG_POLLING_MS: Final = 20_000
 _CONSUME_INIT_MODE_MAX: Final = 1
 #: ``ProxyUtils.MAX_MSG_NUMS_FOR_POP_REQUEST``: a larger batch is cut to it.
 MAX_POP_BATCH: Final = 32
+#: ``NACK_INVISIBLE_TIME``: how soon a message popped for a gone client comes back.
+NACK_INVISIBLE_MS: Final = 1_000
 
 
 def _ms(duration: Any) -> int:
@@ -96,17 +102,22 @@ class AnswerChannel(LocalChannel):
     ``write`` (long polling's wake-up), which completes ``answer``. Inactive once the gRPC
     call is gone, so a wake-up after it pops nothing. Use from the broker's event loop."""
 
-    def __init__(self, remote: tuple[str, int]) -> None:
+    def __init__(
+        self, remote: tuple[str, int], orphaned: Callable[[RemotingCommand], None]
+    ) -> None:
+        """``orphaned`` takes an answer that came when nobody waited for it any more."""
         super().__init__(remote)
         self.answer: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
         self.active = True
+        self._orphaned = orphaned
 
     @property
     def is_active(self) -> bool:
         return self.active
 
     def write(self, command: RemotingCommand) -> bool:
-        if self.answer.done():
+        if self.answer.done() or not self.active:
+            self._orphaned(command)
             return False
         self.answer.set_result(command)
         return True
@@ -155,10 +166,20 @@ class ConsumerActivity:
 
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
+        #: The handles of auto-renewed receives (PushConsumer), renewed in the background.
+        self.renewals = ReceiptHandleManager(self._renew, self._now_ms)
+        self._nacks: set[asyncio.Task[None]] = set()
 
     @property
     def _pop(self) -> Any:
         return self.broker.pop
+
+    def _current(self, context: Any, group: str, message_id: str, text: str) -> ReceiptHandle:
+        """The handle to act on: the renewed one of an auto-renewed message (its client
+        still holds the first), else ``text`` (checked not to have expired)."""
+        client_id = ProxyContext.of(context).client_id
+        renewed = self.renewals.remove(client_id, group, message_id) if message_id else None
+        return renewed if renewed is not None else self._handle(text)
 
     def _now_ms(self) -> int:
         """The POP processors' clock: receipt handles carry its times."""
@@ -180,9 +201,18 @@ class ConsumerActivity:
             if isinstance(messages, d.Status):
                 yield pb.ReceiveMessageResponse(status=messages)
             else:
-                yield pb.ReceiveMessageResponse(status=OK_STATUS)
-                for message in messages:
-                    yield pb.ReceiveMessageResponse(message=build_message(message))
+                sent = 0
+                try:
+                    yield pb.ReceiveMessageResponse(status=OK_STATUS)
+                    for message in messages:
+                        yield pb.ReceiveMessageResponse(message=build_message(message))
+                        sent += 1
+                except (GeneratorExit, asyncio.CancelledError):
+                    # The client is gone: what it did not get comes back to the group soon
+                    # (processThrowableWhenWriteMessage).
+                    client_id = ProxyContext.of(context).client_id
+                    self._nack_soon(request, messages[sent:], client_id)
+                    raise
         now_ms = int(time.time() * 1000)
         yield pb.ReceiveMessageResponse(delivery_timestamp=timestamp(now_ms))
 
@@ -238,7 +268,13 @@ class ConsumerActivity:
             broker_name=None,
         )
         command = RemotingCommand.create_request(RequestCode.POP_MESSAGE, header.to_ext_fields())
-        channel = AnswerChannel(peer_address(context.peer()))
+
+        def orphaned(answer: RemotingCommand) -> None:
+            popped = self._popped(answer, topic)
+            if not isinstance(popped, d.Status):
+                self._nack_soon(request, popped, "")  # never handed out, never renewed
+
+        channel = AnswerChannel(peer_address(context.peer()), orphaned)
         try:
             response = await self._pop.pop_message_processor.process_request(channel, command)
             if response is None:
@@ -247,7 +283,16 @@ class ConsumerActivity:
             return status(d.MESSAGE_NOT_FOUND, "no new message")
         finally:
             channel.active = False
-        return self._popped(response, topic)
+        popped = self._popped(response, topic)
+        if request.auto_renew and not isinstance(popped, d.Status):
+            client_id = ProxyContext.of(context).client_id
+            for message in popped:
+                text = message.properties.get(mc.PROPERTY_POP_CK)
+                message_id = message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+                if text and message_id:
+                    handle = ReceiptHandle.decode(text)
+                    self.renewals.add(client_id, group, topic, message_id, handle)
+        return popped
 
     def _popped(self, response: RemotingCommand, topic: str) -> list[MessageExt] | d.Status:
         """``LocalMessageService.popMessage`` and the stream writer's codes."""
@@ -296,7 +341,8 @@ class ConsumerActivity:
         entries = []
         for entry in request.entries:
             try:
-                result = await self._ack(group, topic, self._handle(entry.receipt_handle), context)
+                handle = self._current(context, group, entry.message_id, entry.receipt_handle)
+                result = await self._ack(group, topic, handle, context)
             except Exception as exc:
                 result = status_of(exc)
             entries.append(
@@ -314,15 +360,10 @@ class ConsumerActivity:
             overall = status(d.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
         return pb.AckMessageResponse(status=overall, entries=entries)
 
-    async def change_invisible_duration(
-        self, request: pb.ChangeInvisibleDurationRequest, context: Any
-    ) -> Any:
-        group, topic = request.group.name, request.topic.name
-        validate_topic_name(topic)
-        validate_consumer_group(group)
-        invisible_ms = _ms(request.invisible_duration)
-        validate_invisible_time(invisible_ms, 0)
-        handle = self._handle(request.receipt_handle)
+    async def _change(
+        self, group: str, topic: str, handle: ReceiptHandle, invisible_ms: int, remote: Any
+    ) -> ReceiptHandle | RemotingCommand:
+        """CHANGE_MESSAGE_INVISIBLETIME: the message's new handle, or the broker's refusal."""
         extra = handle.extra_info
         header = ChangeInvisibleTimeRequestHeader(
             consumer_group=group,
@@ -336,19 +377,62 @@ class ConsumerActivity:
         command = RemotingCommand.create_request(
             RequestCode.CHANGE_MESSAGE_INVISIBLETIME, header.to_ext_fields()
         )
-        channel = LocalChannel(peer_address(context.peer()))
         processor = self._pop.change_invisible_time_processor
-        response = await processor.process_request(channel, command)
+        response: RemotingCommand = await processor.process_request(LocalChannel(remote), command)
         if response.code != ResponseCode.SUCCESS:
-            return pb.ChangeInvisibleDurationResponse(
-                status=status_of_response(response.code, response.remark)
-            )
+            return response
         answer = ChangeInvisibleTimeResponseHeader.from_ext_fields(response.ext_fields)
         changed = extra.changed(
             handle.queue_offset, answer.pop_time, answer.invisible_time, answer.revive_qid
         )
-        new_handle = ReceiptHandle(changed, handle.commit_log_offset).encode()
-        return pb.ChangeInvisibleDurationResponse(status=OK_STATUS, receipt_handle=new_handle)
+        return ReceiptHandle(changed, handle.commit_log_offset)
+
+    def _nack_soon(
+        self, request: pb.ReceiveMessageRequest, messages: list[MessageExt], client_id: str
+    ) -> None:
+        """Make popped messages a gone client never got visible again in 1 s (and stop
+        renewing them)."""
+        group, topic = request.group.name, request.message_queue.topic.name
+
+        async def nack() -> None:
+            for message in messages:
+                text = message.properties.get(mc.PROPERTY_POP_CK)
+                if not text:
+                    continue
+                message_id = message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "")
+                self.renewals.remove(client_id, group, message_id)
+                try:
+                    handle = ReceiptHandle.decode(text)
+                    await self._change(group, topic, handle, NACK_INVISIBLE_MS, ("0.0.0.0", 0))
+                except Exception:
+                    log.exception("could not return %s to group %s", message_id, group)
+
+        task = asyncio.get_running_loop().create_task(nack())
+        self._nacks.add(task)
+        task.add_done_callback(self._nacks.discard)
+
+    async def _renew(
+        self, group: str, topic: str, handle: ReceiptHandle, invisible_ms: int
+    ) -> ReceiptHandle | None:
+        renewed = await self._change(group, topic, handle, invisible_ms, ("0.0.0.0", 0))
+        return renewed if isinstance(renewed, ReceiptHandle) else None
+
+    async def change_invisible_duration(
+        self, request: pb.ChangeInvisibleDurationRequest, context: Any
+    ) -> Any:
+        group, topic = request.group.name, request.topic.name
+        validate_topic_name(topic)
+        validate_consumer_group(group)
+        invisible_ms = _ms(request.invisible_duration)
+        validate_invisible_time(invisible_ms, 0)
+        handle = self._current(context, group, request.message_id, request.receipt_handle)
+        remote = peer_address(context.peer())
+        changed = await self._change(group, topic, handle, invisible_ms, remote)
+        if not isinstance(changed, ReceiptHandle):
+            return pb.ChangeInvisibleDurationResponse(
+                status=status_of_response(changed.code, changed.remark)
+            )
+        return pb.ChangeInvisibleDurationResponse(status=OK_STATUS, receipt_handle=changed.encode())
 
     async def forward_message_to_dead_letter_queue(
         self, request: pb.ForwardMessageToDeadLetterQueueRequest, context: Any
@@ -356,7 +440,7 @@ class ConsumerActivity:
         group, topic = request.group.name, request.topic.name
         validate_topic_name(topic)
         validate_consumer_group(group)
-        handle = self._handle(request.receipt_handle)
+        handle = self._current(context, group, request.message_id, request.receipt_handle)
         header = ConsumerSendMsgBackRequestHeader(
             offset=handle.commit_log_offset,
             group=group,

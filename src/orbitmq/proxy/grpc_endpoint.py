@@ -39,12 +39,14 @@ class GrpcEndpoint(AsyncLifetime):
 
     async def start(self) -> None:
         await self.server.start()
+        await self.application.start()
 
     async def _stop(self) -> None:
         await self.stop()
 
     async def stop(self) -> None:
         await self.server.stop()
+        await self.application.stop()
 
 
 async def start_grpc_endpoint(broker: BrokerController) -> GrpcEndpoint | None:

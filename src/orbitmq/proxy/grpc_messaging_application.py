@@ -44,8 +44,16 @@ class GrpcMessagingApplication:
         self.broker = broker
         self.route = RouteActivity(broker, endpoint_port)
         self.send = SendMessageActivity(broker)
-        self.client = ClientActivity(broker)
         self.consumer = ConsumerActivity(broker)
+        # A client that terminates gets its auto-renewed messages back to its group.
+        self.client = ClientActivity(broker, on_terminated=self.consumer.renewals.clear_client)
+
+    async def start(self) -> None:
+        """The background work of the activities (receipt handle renewal)."""
+        self.consumer.renewals.start()
+
+    async def stop(self) -> None:
+        await self.consumer.renewals.stop()
 
     def behaviours(self) -> dict[str, Behaviour]:
         """RPC name -> behaviour, for every RPC served."""

@@ -226,12 +226,14 @@ async def test_a_receive_given_up_by_its_client_pops_nothing(grpc_cluster: GrpcC
     long_polling = grpc_cluster.broker.pop.long_polling
     await eventually_async(lambda: long_polling.held_count, what="the receive held")
     call.cancel()
-    # The message that wakes the held request after its client left stays for the next one.
+    # The message that wakes the held request after its client left goes to the next one:
+    # not popped at all when the broker heard of the cancel first, else handed back within
+    # a second (not after the 30 s it was popped for).
     await produce(grpc_cluster, "GoneTopic", 1)
     status, messages, _ = await receive(grpc_cluster, "GoneTopic")
     assert status.code == d.OK
     assert [m.body for m in messages] == [b"body-0"]
-    assert messages[0].system_properties.delivery_attempt == 1
+    assert messages[0].system_properties.delivery_attempt in (1, 2)
 
 
 async def test_change_and_forward_refusals(grpc_cluster: GrpcCluster) -> None:
