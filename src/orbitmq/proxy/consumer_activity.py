@@ -193,8 +193,11 @@ class ConsumerActivity:
         self, request: pb.ReceiveMessageRequest, context: Any
     ) -> AsyncIterator[pb.ReceiveMessageResponse]:
         """The stream: a status, the messages found, then the delivery timestamp."""
+        # Read from the call now: once the client is gone the call's context is no longer
+        # safe to touch (grpc frees it), and the stream may be closed at any yield.
+        client_id = ProxyContext.of(context).client_id
         try:
-            messages = await self._receive(request, context)
+            messages = await self._receive(request, context, client_id)
         except Exception as exc:  # answered in the stream, as the proxy's writer does
             yield pb.ReceiveMessageResponse(status=status_of(exc))
         else:
@@ -210,7 +213,6 @@ class ConsumerActivity:
                 except (GeneratorExit, asyncio.CancelledError):
                     # The client is gone: what it did not get comes back to the group soon
                     # (processThrowableWhenWriteMessage).
-                    client_id = ProxyContext.of(context).client_id
                     self._nack_soon(request, messages[sent:], client_id)
                     raise
         now_ms = int(time.time() * 1000)
@@ -235,7 +237,7 @@ class ConsumerActivity:
         return polling
 
     async def _receive(
-        self, request: pb.ReceiveMessageRequest, context: Any
+        self, request: pb.ReceiveMessageRequest, context: Any, client_id: str
     ) -> list[MessageExt] | d.Status:
         polling_ms = self._polling_ms(request, context)
         topic, group = request.message_queue.topic.name, request.group.name
@@ -285,7 +287,6 @@ class ConsumerActivity:
             channel.active = False
         popped = self._popped(response, topic)
         if request.auto_renew and not isinstance(popped, d.Status):
-            client_id = ProxyContext.of(context).client_id
             for message in popped:
                 text = message.properties.get(mc.PROPERTY_POP_CK)
                 message_id = message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
