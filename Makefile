@@ -42,14 +42,19 @@ define install
 	touch $(2)
 endef
 
-# Re-install whenever the dependencies, their pins or tool settings change. `make run` serves
-# the web console too, so its extra is part of the run install.
-$(RUN_STAMP): pyproject.toml $(CONSTRAINTS)
-	$(call install,.[console],$@)
+# The gRPC API's .proto files: the editable install compiles them into src/ (setup.py), so a
+# changed .proto re-installs too.
+PROTOS := $(wildcard src/orbitmq/proxy/v2/*.proto)
 
-# (A variable, because a comma in $(call)'s arguments would split them.)
-FULL_INSTALL := .[dev,spark,console]
-$(STAMP): pyproject.toml $(CONSTRAINTS)
+# Re-install whenever the dependencies, their pins, tool settings or the .proto files change.
+# `make run` serves the web console and the gRPC endpoint too, so their extras are part of the
+# run install. (A variable, because a comma in $(call)'s arguments would split them.)
+RUN_INSTALL := .[console,grpc]
+$(RUN_STAMP): pyproject.toml $(CONSTRAINTS) setup.py $(PROTOS)
+	$(call install,$(RUN_INSTALL),$@)
+
+FULL_INSTALL := .[dev,spark,console,grpc]
+$(STAMP): pyproject.toml $(CONSTRAINTS) setup.py $(PROTOS)
 	$(call install,$(FULL_INSTALL),$@ $(RUN_STAMP))
 
 # Spark (tests/spark, the pipeline jobs) runs on the JVM: Java 17 or newer, the machine's own

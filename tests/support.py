@@ -110,7 +110,7 @@ def make_message(
 
 READY = re.compile(
     r"OrbitMQ ready: name server (\S+), broker (\S+) \((\S+)/(\S+)\), "
-    r"listening on (?:.+), data in (.+?), console (\S+|off.*)$"
+    r"listening on (?:.+), data in (.+?), console (\S+|off.*?), gRPC (\S+|off.*)$"
 )
 
 

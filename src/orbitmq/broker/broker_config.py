@@ -121,6 +121,11 @@ class BrokerConfig:
     console_acl_enable: bool = False
     console_session_timeout_minutes: int = 30
 
+    #: The RocketMQ 5 gRPC endpoint (apache.rocketmq.v2.MessagingService) the broker process
+    #: serves itself, on bindAddress (RocketMQ's proxy key and default port, 8081); 0 any
+    #: free port, -1 none. Served by ``orbitmq start`` and ``orbitmq broker`` (grpc extra).
+    grpc_server_port: int = 8081
+
     @property
     def namesrv_addresses(self) -> list[str]:
         """The name servers as a list (RocketMQ separates them with ';')."""
@@ -197,6 +202,10 @@ def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None
         )
     if not -1 <= broker.console_port < 65536:
         raise ConfigError(f"consolePort: {broker.console_port} is not a port (0..65535, -1: off)")
+    if not -1 <= broker.grpc_server_port < 65536:
+        raise ConfigError(
+            f"grpcServerPort: {broker.grpc_server_port} is not a port (0..65535, -1: off)"
+        )
     if broker.console_session_timeout_minutes < 1:
         raise ConfigError(
             f"consoleSessionTimeoutMinutes: {broker.console_session_timeout_minutes} is below 1"

@@ -20,6 +20,7 @@ import click
 
 from orbitmq.broker import BrokerConfig, BrokerController, load_broker_config
 from orbitmq.cli.console import fail, say, warn
+from orbitmq.cli.grpc_starter import start_grpc
 from orbitmq.cli.log_level import log_level_option
 from orbitmq.cli.open_files import raise_open_files_limit
 from orbitmq.cli.web_console import ConsoleLogin, ConsoleStarter, console_ssl, console_starter
@@ -125,9 +126,19 @@ def namesrv(config_path: str | None, listen_port: int | None, bind: str | None) 
 @click.option("--listen-port", type=int, help="Override listenPort (0: any free port).")
 @click.option("-n", "--namesrv-addr", help="Override namesrvAddr (host:port;host:port).")
 @click.option("--bind", help="Override bindAddress (default 0.0.0.0: every interface).")
+@click.option(
+    "--grpc-port",
+    type=int,
+    help="Serve the gRPC endpoint (RocketMQ 5 clients) on this port (0: any free port; "
+    "-1: off); default: broker.conf grpcServerPort when set, else off.",
+)
 @log_level_option()
 def broker(
-    config_path: str, listen_port: int | None, namesrv_addr: str | None, bind: str | None
+    config_path: str,
+    listen_port: int | None,
+    namesrv_addr: str | None,
+    bind: str | None,
+    grpc_port: int | None,
 ) -> None:
     """Run a broker configured by broker.conf (RocketMQ's keys)."""
     try:
@@ -136,6 +147,14 @@ def broker(
     except ConfigError as exc:
         fail(str(exc))
     broker_config, store_config = startup.broker, startup.store
+    # A lone broker serves gRPC only when asked (as RocketMQ's broker runs a proxy only when
+    # enabled): several brokers on one host would otherwise all claim 8081.
+    if grpc_port is not None:
+        broker_config.grpc_server_port = grpc_port
+    elif "grpcServerPort" not in startup.keys:
+        broker_config.grpc_server_port = -1
+    if not -1 <= broker_config.grpc_server_port < 65536:
+        fail(f"--grpc-port: {broker_config.grpc_server_port} is not a port (-1: off)")
     if listen_port is not None:
         broker_config.listen_port = listen_port
     if namesrv_addr is not None:
@@ -146,6 +165,11 @@ def broker(
     async def start() -> Callable[[], Awaitable[None]]:
         controller = BrokerController(broker_config, store_config, config_path=config_path, tls=tls)
         await controller.start()
+        try:
+            grpc_text, stop_grpc = await start_grpc(controller)
+        except BaseException:
+            await controller.stop()
+            raise
         names = ", ".join(broker_config.namesrv_addresses) or "none"
         if not broker_config.acl_enable:
             _warn_if_exposed(
@@ -156,10 +180,17 @@ def broker(
             f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
             f"VIP channel port {controller.fast_port}, "
             f"listening on {_listening_on(broker_config.bind_address)}, "
-            f"name servers: {names}, data in {store_config.store_path_root_dir}"
+            f"name servers: {names}, data in {store_config.store_path_root_dir}, {grpc_text}"
         )
         _say_metrics(controller, None)
-        return controller.stop
+
+        async def stop() -> None:
+            try:
+                await stop_grpc()
+            finally:
+                await controller.stop()
+
+        return stop
 
     serve_until_signal(start)
 
@@ -196,6 +227,7 @@ def embedded_config(
     bind: str | None = None,
     metrics_port: int | None = None,
     console_port: int | None = None,
+    grpc_port: int | None = None,
 ) -> EmbeddedConfig:
     """``orbitmq start``'s settings: the embedded defaults, under broker.conf if given (every
     key in the file wins over the defaults), under the command-line options."""
@@ -231,6 +263,12 @@ def embedded_config(
         broker_config.console_port = 0
     if not -1 <= broker_config.console_port < 65536:
         raise ConfigError(f"--console-port: {broker_config.console_port} is not a port (-1: off)")
+    if grpc_port is not None:
+        broker_config.grpc_server_port = grpc_port
+    elif broker_config.listen_port == 0 and "grpcServerPort" not in keys:
+        broker_config.grpc_server_port = 0
+    if not -1 <= broker_config.grpc_server_port < 65536:
+        raise ConfigError(f"--grpc-port: {broker_config.grpc_server_port} is not a port (-1: off)")
     if "consoleAclEnable" not in keys:
         broker_config.console_acl_enable = broker_config.acl_enable
     namesrv_addr = broker_config.namesrv_addr if "namesrvAddr" in keys else None
@@ -304,6 +342,37 @@ async def _no_console() -> None:
     return None
 
 
+async def _start_beside(
+    console: ConsoleStarter | None,
+    config: BrokerConfig,
+    broker: BrokerController,
+    namesrv: NamesrvController,
+) -> tuple[str, Callable[[], Awaitable[None]]]:
+    """The gRPC endpoint, then the console, beside a started broker: the ready line's words
+    for both and one stop for both. When either cannot start, everything is stopped."""
+    try:
+        grpc_text, stop_grpc = await start_grpc(broker)
+    except BaseException:
+        try:
+            await broker.stop()
+        finally:
+            await namesrv.stop()
+        raise
+    try:
+        console_text, stop_console = await _start_console(console, config, broker, namesrv)
+    except BaseException:
+        await stop_grpc()
+        raise
+
+    async def stop() -> None:
+        try:
+            await stop_console()
+        finally:
+            await stop_grpc()
+
+    return f"{console_text}, {grpc_text}", stop
+
+
 def config_options(func: Callable[..., None]) -> Callable[..., None]:
     """``-c`` and ``--data-dir``, which ``start`` and ``stop`` read the same way."""
     func = click.option(
@@ -345,6 +414,12 @@ def config_options(func: Callable[..., None]) -> Callable[..., None]:
     help="The web console's port (default 8080, broker.conf consolePort; -1: no console; "
     "0: any free port, the default with --listen-port 0).",
 )
+@click.option(
+    "--grpc-port",
+    type=int,
+    help="The gRPC endpoint's port (RocketMQ 5 clients; default 8081, broker.conf "
+    "grpcServerPort; -1: off; 0: any free port, the default with --listen-port 0).",
+)
 @log_level_option()
 def start(
     config_path: str | None,
@@ -354,11 +429,19 @@ def start(
     bind: str | None,
     metrics_port: int | None,
     console_port: int | None,
+    grpc_port: int | None,
 ) -> None:
     """Run a name server and a broker in one process, ready to use (stop: `orbitmq stop`)."""
     try:
         embedded = embedded_config(
-            config_path, data_dir, namesrv_port, listen_port, bind, metrics_port, console_port
+            config_path,
+            data_dir,
+            namesrv_port,
+            listen_port,
+            bind,
+            metrics_port,
+            console_port,
+            grpc_port,
         )
         console = _console_of(embedded.broker, embedded.tls)
     except ConfigError as exc:
@@ -384,13 +467,13 @@ def start(
             await namesrv_controller.stop()
             raise
         started_broker = broker_controller
-        console_text, stop_console = await _start_console(
+        beside_text, stop_beside = await _start_beside(
             console, broker_config, started_broker, namesrv_controller
         )
 
         async def stop_all() -> None:
             try:
-                await stop_console()
+                await stop_beside()
                 await started_broker.stop()
             finally:
                 await namesrv_controller.stop()
@@ -405,7 +488,7 @@ def start(
             f"broker {started_broker.address} "
             f"({broker_config.broker_cluster_name}/{broker_config.broker_name}), "
             f"listening on {_listening_on(broker_config.bind_address)}, "
-            f"data in {embedded.store.store_path_root_dir}, {console_text}"
+            f"data in {embedded.store.store_path_root_dir}, {beside_text}"
         )
         _say_metrics(started_broker, namesrv_controller)
         return stop_all
