@@ -5,6 +5,8 @@ activity that owns it, which calls the broker's processors and managers directly
 from __future__ import annotations
 
 from orbitmq.broker import BrokerController
+from orbitmq.proxy.check_message import check_message
+from orbitmq.proxy.grpc_client_services import GrpcClientServices
 from orbitmq.proxy.messaging_service import Behaviour, Context
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
@@ -17,10 +19,12 @@ class GrpcMessagingApplication:
 
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
+        #: The clients' channels and settings, Telemetry, EndTransaction and the ACL check.
+        self.clients = GrpcClientServices(broker, check_message)
 
     def behaviours(self) -> dict[str, Behaviour]:
         """RPC name -> behaviour, for every RPC served."""
-        return {"Heartbeat": self.heartbeat}
+        return self.clients.checked({"Heartbeat": self.heartbeat, **self.clients.behaviours()})
 
     async def heartbeat(
         self, request: pb.HeartbeatRequest, context: Context

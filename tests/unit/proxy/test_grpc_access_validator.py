@@ -121,7 +121,9 @@ def test_a_right_not_granted_is_forbidden(validator: GrpcAccessValidator) -> Non
     receive = pb.ReceiveMessageRequest(
         group=d.Resource(name="other"), message_queue=d.MessageQueue(topic=d.Resource(name="audit"))
     )
-    assert refusal(validator, metadata(), receive).message == "No default permission for group:other"
+    assert (
+        refusal(validator, metadata(), receive).message == "No default permission for group:other"
+    )
 
 
 def test_forged_credentials_are_unauthorized(validator: GrpcAccessValidator) -> None:
@@ -158,7 +160,10 @@ def test_telemetry_settings_need_every_declared_right(validator: GrpcAccessValid
         publishing=d.Publishing(topics=[d.Resource(name="orders"), d.Resource(name="audit")])
     )
     error = refusal(validator, metadata(), pb.TelemetryCommand(settings=wider))
-    assert (error.code, error.message) == (AclCode.FORBIDDEN, "No default permission for topic:audit")
+    assert (error.code, error.message) == (
+        AclCode.FORBIDDEN,
+        "No default permission for topic:audit",
+    )
     subscription = d.Settings(
         subscription=d.Subscription(
             group=d.Resource(name="billing"),

@@ -1,0 +1,61 @@
+"""``GrpcClientServices``: what the gRPC endpoint knows of its 5.x clients, over one broker:
+their channels (``GrpcChannelManager``), their settings (``GrpcClientSettingsManager``), the
+Telemetry and EndTransaction RPCs, and the ACL check in front of every RPC when the broker
+runs with aclEnable=true (``GrpcAccessValidator`` over the broker's own plain ACL)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from orbitmq.broker import BrokerController
+from orbitmq.proxy.end_transaction_activity import EndTransactionActivity
+from orbitmq.proxy.grpc_access_validator import GrpcAccessValidator
+from orbitmq.proxy.grpc_acl_pipeline import with_acl
+from orbitmq.proxy.grpc_client_channel import GrpcChannelManager
+from orbitmq.proxy.grpc_client_settings import GrpcClientSettingsManager
+from orbitmq.proxy.messaging_service import Behaviour, Context
+from orbitmq.proxy.telemetry_activity import TelemetryActivity
+
+
+class GrpcClientServices:
+    """Owns the client tables and the activities over them for one broker. Use from the
+    broker's event loop only."""
+
+    def __init__(self, broker: BrokerController, message_builder: Callable[[Any], Any]) -> None:
+        self.broker = broker
+        self.channels = GrpcChannelManager(message_builder, broker.broker_config.broker_name)
+        self.settings = GrpcClientSettingsManager(
+            lambda: broker.store_config.max_message_size,
+            broker.subscription_group_manager.find_subscription_group_config,
+        )
+        self.telemetry = TelemetryActivity(
+            self.channels,
+            self.settings,
+            broker.producer_manager,
+            broker.consumer_manager,
+            self.validator,
+        )
+        self.end_transaction = EndTransactionActivity(broker.transactional_message_service)
+        self._validator: GrpcAccessValidator | None = None
+
+    def validator(self) -> GrpcAccessValidator | None:
+        """The ACL check, None when the broker runs without ACL."""
+        manager = self.broker.acl.manager
+        if manager is None:
+            return None
+        if self._validator is None or self._validator.manager is not manager:
+            self._validator = GrpcAccessValidator(manager)
+        return self._validator
+
+    def behaviours(self) -> dict[str, Behaviour]:
+        """The RPCs served here, by name."""
+
+        async def end_transaction(request: Any, context: Context) -> Any:
+            return await self.end_transaction.end_transaction(request)
+
+        return {"Telemetry": self.telemetry.telemetry, "EndTransaction": end_transaction}
+
+    def checked(self, behaviours: Mapping[str, Behaviour]) -> dict[str, Behaviour]:
+        """``behaviours`` behind the ACL check (which passes everything with ACL off)."""
+        return with_acl(behaviours, self.validator)
