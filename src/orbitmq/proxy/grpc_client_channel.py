@@ -13,9 +13,10 @@ stream, the only way the server can speak first:
 - CONSUME_MESSAGE_DIRECTLY -> VerifyMessageCommand; VerifyMessageResult answers it;
 - anything else (NOTIFY_CONSUMER_IDS_CHANGED...) means nothing to a 5.x client: dropped.
 
-Outbound commands wait in a bounded queue that the stream's writer drains: a client that
-stops reading its stream fills the queue and further commands are dropped (logged), so
-memory stays bounded and the broker's loop never waits for a client.
+Outbound commands wait in a queue that the stream's writer drains, bounded in count and in
+bytes: a client that stops reading its stream fills it and further commands are dropped
+(logged and counted), so memory stays bounded and the broker's loop never waits for a
+client. A dropped transaction check is asked again at the next check interval.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ from orbitmq.remoting import RemotingSendRequestError, RemotingTimeoutError
 
 log = logging.getLogger(__name__)
 
-#: Commands waiting for a client's stream; beyond this a client is not reading.
+#: Commands (and their bytes) waiting for a client's stream; beyond either a client is not
+#: reading. The bytes fit four checks of maxMessageSize (4 MiB) halves.
 MAX_PENDING_COMMANDS: Final = 1024
+MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
 #: gRPC channels count down so that they never share an id with a remoting connection.
 _ids = itertools.count(-1, -1)
 _UNKNOWN: Final[SocketAddress] = ("0.0.0.0", 0)
@@ -76,6 +79,7 @@ class GrpcClientChannel:
         self._build_message = message_builder
         self._broker_name = broker_name
         self.outbound: asyncio.Queue[Any] = asyncio.Queue(MAX_PENDING_COMMANDS)
+        self.pending_bytes = 0
         self._streams = 0
         self._closed = False
         self._waiting: dict[str, asyncio.Future[Any]] = {}
@@ -176,17 +180,25 @@ class GrpcClientChannel:
     def send_command(self, command: Any) -> bool:
         """Queue ``command`` for the client's stream; False (and counted) when the client
         has not read the ones before it."""
-        try:
-            self.outbound.put_nowait(command)
-        except asyncio.QueueFull:
+        size = command.ByteSize()
+        if self.outbound.full() or self.pending_bytes + size > MAX_PENDING_BYTES:
             self.dropped_count += 1
             log.warning(
-                "gRPC client %s reads no telemetry: %d commands wait; dropped one",
+                "gRPC client %s reads no telemetry: %d commands (%d bytes) wait; dropped one",
                 self.client_id,
                 self.outbound.qsize(),
+                self.pending_bytes,
             )
             return False
+        self.outbound.put_nowait(command)
+        self.pending_bytes += size
         return True
+
+    async def next_command(self) -> Any:
+        """The oldest command waiting for the stream (waits for one)."""
+        command = await self.outbound.get()
+        self.pending_bytes -= command.ByteSize()
+        return command
 
     def answer(self, command: Any) -> bool:
         """A ThreadStackTrace or VerifyMessageResult from the client: completes the request

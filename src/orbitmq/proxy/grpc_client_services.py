@@ -11,7 +11,7 @@ from typing import Any
 from orbitmq.broker import BrokerController
 from orbitmq.proxy.end_transaction_activity import EndTransactionActivity
 from orbitmq.proxy.grpc_access_validator import GrpcAccessValidator
-from orbitmq.proxy.grpc_acl_pipeline import with_acl
+from orbitmq.proxy.grpc_acl_pipeline import with_checks
 from orbitmq.proxy.grpc_client_channel import GrpcChannelManager
 from orbitmq.proxy.grpc_client_settings import GrpcClientSettingsManager
 from orbitmq.proxy.messaging_service import Behaviour, Context
@@ -57,5 +57,6 @@ class GrpcClientServices:
         return {"Telemetry": self.telemetry.telemetry, "EndTransaction": end_transaction}
 
     def checked(self, behaviours: Mapping[str, Behaviour]) -> dict[str, Behaviour]:
-        """``behaviours`` behind the ACL check (which passes everything with ACL off)."""
-        return with_acl(behaviours, self.validator)
+        """``behaviours`` behind the malformed-request and ACL checks (the ACL check passes
+        everything with ACL off)."""
+        return with_checks(behaviours, self.validator)

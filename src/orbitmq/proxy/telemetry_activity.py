@@ -39,6 +39,7 @@ from orbitmq.proxy.grpc_access_validator import (
 )
 from orbitmq.proxy.grpc_client_channel import GrpcChannelManager, GrpcClientChannel
 from orbitmq.proxy.grpc_client_settings import GrpcClientSettingsManager
+from orbitmq.proxy.malformed_request import MalformedRequest
 from orbitmq.proxy.v2 import definition_pb2 as definition
 from orbitmq.proxy.v2 import service_pb2 as service
 
@@ -88,7 +89,7 @@ class TelemetryActivity:
         )
         try:
             while True:
-                outbound = asyncio.ensure_future(channel.outbound.get())
+                outbound = asyncio.ensure_future(channel.next_command())
                 await asyncio.wait({outbound, reader}, return_when=asyncio.FIRST_COMPLETED)
                 if outbound.done():
                     yield outbound.result()
@@ -126,6 +127,8 @@ class TelemetryActivity:
         self, channel: GrpcClientChannel, metadata: dict[str, str], peer: str, command: Any
     ) -> tuple[grpc.StatusCode, str] | None:
         """Handle one command; the status to end the stream with when it is refused."""
+        if isinstance(command, MalformedRequest):
+            return grpc.StatusCode.INVALID_ARGUMENT, command.details
         validator = self._validator()
         if validator is not None:
             try:

@@ -1,0 +1,156 @@
+"""Bad input to the gRPC endpoint over a real socket (issue 19 §4): bytes that are not the
+RPC's protobuf message, RPCs and services that do not exist, a request over the inbound
+limit, a Telemetry stream that never reads and one that sends garbage. Each gets a clear
+status; the broker stays up, serves other clients meanwhile and loses nothing it answered."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+
+from orbitmq.client import Producer
+from orbitmq.common import Message, MessageQueue, decode_message_id
+from orbitmq.proxy import GrpcServer, MessagingServiceStub
+from orbitmq.proxy.grpc_client_channel import MAX_PENDING_BYTES, MAX_PENDING_COMMANDS
+from orbitmq.proxy.grpc_messaging_application import GrpcMessagingApplication
+from orbitmq.proxy.transaction_id import encode_transaction_id
+from orbitmq.proxy.v2 import definition_pb2 as d
+from orbitmq.proxy.v2 import service_pb2 as pb
+from orbitmq.testing import InProcessCluster
+from tests.eventually import eventually_async
+from tests.integration.grpc.conftest import GrpcCluster
+
+pytestmark = pytest.mark.timeout(60)
+
+SERVICE = "/apache.rocketmq.v2.MessagingService"
+GARBAGE = b"\xff\xff\xff\xff\x0f"
+
+
+async def raw_unary(channel: grpc.aio.Channel, path: str, payload: bytes) -> grpc.aio.AioRpcError:
+    call = channel.unary_unary(path, None, None)  # raw bytes both ways
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call(payload, timeout=10)
+    return caught.value
+
+
+async def still_serves(stub: MessagingServiceStub) -> None:
+    response = await stub.Heartbeat(pb.HeartbeatRequest(client_type=d.PRODUCER), timeout=10)
+    assert response.status.code == d.OK
+
+
+async def test_malformed_protobuf_is_invalid_argument(grpc_cluster: GrpcCluster) -> None:
+    channel = grpc_cluster.channel
+    for rpc, type_name in (
+        ("EndTransaction", "EndTransactionRequest"),
+        ("Heartbeat", "HeartbeatRequest"),
+    ):
+        error = await raw_unary(channel, f"{SERVICE}/{rpc}", GARBAGE)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert (error.details() or "").startswith(f"malformed apache.rocketmq.v2.{type_name}: ")
+    raw_stream = channel.stream_stream(f"{SERVICE}/Telemetry", None, None)
+    telemetry = raw_stream(metadata=(("x-mq-client-id", "garbage"),))  # type: ignore[call-arg]
+    await telemetry.write(GARBAGE)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await telemetry.read()
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "malformed apache.rocketmq.v2.TelemetryCommand" in (caught.value.details() or "")
+    await still_serves(grpc_cluster.stub)
+
+
+async def test_unknown_rpcs_and_services_are_unimplemented(grpc_cluster: GrpcCluster) -> None:
+    for path in (f"{SERVICE}/NoSuchRpc", "/apache.rocketmq.v1.MessagingService/Heartbeat"):
+        error = await raw_unary(grpc_cluster.channel, path, b"")
+        assert error.code() == grpc.StatusCode.UNIMPLEMENTED
+    await still_serves(grpc_cluster.stub)
+
+
+async def test_a_request_over_the_inbound_limit_names_it(tmp_path: Path) -> None:
+    limit = 1024 * 1024
+    async with InProcessCluster(tmp_path / "c") as cluster:
+        application = GrpcMessagingApplication(cluster.brokers[0])
+        server = GrpcServer(
+            "127.0.0.1", 0, application.behaviours(), max_inbound_message_bytes=limit
+        )
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                stub = MessagingServiceStub(channel)
+                # 1.2 MB in one request (any RPC: the limit is the transport's).
+                huge = pb.EndTransactionRequest(
+                    topic=d.Resource(name="T"), trace_context="x" * 1_200_000
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.EndTransaction(huge, timeout=10)
+                assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert str(limit) in (caught.value.details() or "")
+                await still_serves(stub)
+        finally:
+            await server.stop()
+
+
+async def test_a_telemetry_stream_that_never_reads_stays_bounded(
+    grpc_cluster: GrpcCluster,
+) -> None:
+    """The client declares a topic and stops reading: the server keeps at most its bounds
+    waiting for it, drops the rest, and serves another producer of the same topic, whose
+    verdict is stored."""
+    stub = grpc_cluster.stub
+    clients = grpc_cluster.endpoint.application.clients
+    stalled = stub.Telemetry(metadata=(("x-mq-client-id", "stalled"),))  # type: ignore[call-arg]
+    publishing = d.Publishing(topics=[d.Resource(name="Stalled")])
+    await stalled.write(
+        pb.TelemetryCommand(settings=d.Settings(client_type=d.PRODUCER, publishing=publishing))
+    )
+    channel = await eventually_async(
+        lambda: clients.channels.get_channel("stalled"), what="the stalled client's channel"
+    )
+    big = d.Message(topic=d.Resource(name="Stalled"), body=b"b" * 64 * 1024)
+    command = pb.TelemetryCommand(
+        recover_orphaned_transaction_command=pb.RecoverOrphanedTransactionCommand(
+            message=big, transaction_id="t"
+        )
+    )
+    # 64 MiB offered to a client that reads nothing.
+    for _ in range(1024):
+        channel.send_command(command)
+        assert channel.pending_bytes <= MAX_PENDING_BYTES
+        assert channel.outbound.qsize() <= MAX_PENDING_COMMANDS
+        await asyncio.sleep(0)  # a turn for the stream's writer, which the client stalls
+    assert channel.dropped_count > 0
+
+    # Meanwhile another producer is served: its settings, then a verdict that is stored.
+    other = stub.Telemetry(metadata=(("x-mq-client-id", "reader"),))  # type: ignore[call-arg]
+    await other.write(
+        pb.TelemetryCommand(settings=d.Settings(client_type=d.PRODUCER, publishing=publishing))
+    )
+    answer = await asyncio.wait_for(other.read(), 10)
+    assert isinstance(answer, pb.TelemetryCommand) and answer.status.code == d.OK
+    async with Producer("Stalled", namesrv_addr=grpc_cluster.cluster.namesrv_addr) as producer:
+        sent = await producer.send_half(
+            Message("Stalled", b"kept"), MessageQueue("Stalled", "broker-a", 0)
+        )
+    _host, offset = decode_message_id(sent.offset_msg_id)
+    committed = await stub.EndTransaction(
+        pb.EndTransactionRequest(
+            topic=d.Resource(name="Stalled"),
+            transaction_id=encode_transaction_id(offset, sent.queue_offset),
+            resolution=d.COMMIT,
+        )
+    )
+    assert committed.status.code == d.OK
+    store = grpc_cluster.broker.message_store
+    await eventually_async(
+        lambda: store.get_max_offset_in_queue("Stalled", 0) == 1, what="the commit stored"
+    )
+
+    # The stalled client goes away: it is unregistered, its queue is released.
+    stalled.cancel()
+    other.cancel()
+    await eventually_async(
+        lambda: clients.channels.get_channel("stalled") is None, what="the stalled channel gone"
+    )
+    await still_serves(stub)
