@@ -48,6 +48,14 @@ class GrpcClientServices:
             self._validator = GrpcAccessValidator(manager)
         return self._validator
 
+    def heartbeat(self, client_id: str, peer: str, metadata: dict[str, str]) -> bool:
+        """What a Heartbeat from ``client_id`` refreshes here: its registration as a
+        producer of its topics (a producer's Heartbeat carries no topics; its Telemetry
+        settings name them). False when the client has sent no producer settings."""
+        return self.telemetry.register_producer(
+            self.channels.create_channel(client_id, peer), metadata
+        )
+
     def behaviours(self) -> dict[str, Behaviour]:
         """The RPCs served here, by name."""
 

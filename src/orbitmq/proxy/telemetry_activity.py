@@ -156,17 +156,8 @@ class TelemetryActivity:
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "there is no publishing or subscription data in settings",
             )
-        info = ClientChannelInfo(
-            channel,
-            channel.client_id,
-            LanguageCode.parse(metadata.get(LANGUAGE, "OTHER")),
-            CURRENT_VERSION,
-        )
-        if pub_sub == "publishing":
-            for topic in settings.publishing.topics:
-                if topic.name:
-                    self.producer_manager.register_producer(topic.name, info)
         self.settings.update_client_settings(channel.client_id, settings)
+        self.register_producer(channel, metadata)
         merged = self.settings.get_client_settings(channel.client_id)
         channel.send_command(
             service.TelemetryCommand(
@@ -174,6 +165,24 @@ class TelemetryActivity:
             )
         )
         return None
+
+    def register_producer(self, channel: GrpcClientChannel, metadata: dict[str, str]) -> bool:
+        """Register (or refresh: the broker expires a producer silent for 120 s) the client
+        as a producer of each topic its settings publish; its Heartbeats call this too.
+        False when the client has declared no publishing settings."""
+        settings = self.settings.get_raw_client_settings(channel.client_id)
+        if settings is None or not settings.HasField("publishing"):
+            return False
+        info = ClientChannelInfo(
+            channel,
+            channel.client_id,
+            LanguageCode.parse(metadata.get(LANGUAGE, "OTHER")),
+            CURRENT_VERSION,
+        )
+        for topic in settings.publishing.topics:
+            if topic.name:
+                self.producer_manager.register_producer(topic.name, info)
+        return True
 
     def unregister(self, channel: GrpcClientChannel) -> None:
         """The client is gone: out of every registry (RocketMQ's CLIENT_UNREGISTER)."""
