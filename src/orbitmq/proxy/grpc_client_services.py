@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orbitmq.broker import BrokerController
+from orbitmq.common import decode_message_id
 from orbitmq.proxy.end_transaction_activity import EndTransactionActivity
 from orbitmq.proxy.grpc_access_validator import GrpcAccessValidator
 from orbitmq.proxy.grpc_acl_pipeline import with_checks
@@ -16,6 +17,14 @@ from orbitmq.proxy.grpc_client_channel import GrpcChannelManager
 from orbitmq.proxy.grpc_client_settings import GrpcClientSettingsManager
 from orbitmq.proxy.messaging_service import Behaviour, Context
 from orbitmq.proxy.telemetry_activity import TelemetryActivity
+from orbitmq.proxy.transaction_id import encode_transaction_id
+
+
+def half_transaction_id(message_id: str, offset_msg_id: str, queue_offset: int) -> str:
+    """The transaction id a transactional SendMessage answers: where its half is stored
+    (``transaction_id``), from the offset message id and the half queue offset."""
+    _host, commit_log_offset = decode_message_id(offset_msg_id)
+    return encode_transaction_id(commit_log_offset, queue_offset)
 
 
 class GrpcClientServices:
@@ -48,21 +57,9 @@ class GrpcClientServices:
             self._validator = GrpcAccessValidator(manager)
         return self._validator
 
-    def heartbeat(self, client_id: str, peer: str, metadata: dict[str, str]) -> bool:
-        """What a Heartbeat from ``client_id`` refreshes here: its registration as a
-        producer of its topics (a producer's Heartbeat carries no topics; its Telemetry
-        settings name them). False when the client has sent no producer settings."""
-        return self.telemetry.register_producer(
-            self.channels.create_channel(client_id, peer), metadata
-        )
-
-    def behaviours(self) -> dict[str, Behaviour]:
-        """The RPCs served here, by name."""
-
-        async def end_transaction(request: Any, context: Context) -> Any:
-            return await self.end_transaction.end_transaction(request)
-
-        return {"Telemetry": self.telemetry.telemetry, "EndTransaction": end_transaction}
+    async def end_transaction_behaviour(self, request: Any, context: Context) -> Any:
+        """The EndTransaction RPC."""
+        return await self.end_transaction.end_transaction(request)
 
     def checked(self, behaviours: Mapping[str, Behaviour]) -> dict[str, Behaviour]:
         """``behaviours`` behind the malformed-request and ACL checks (the ACL check passes

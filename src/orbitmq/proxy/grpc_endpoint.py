@@ -21,9 +21,11 @@ class GrpcEndpoint(AsyncLifetime):
         """``port``: overrides the broker's grpcServerPort."""
         config = broker.broker_config
         self.broker = broker
-        self.application = GrpcMessagingApplication(broker)
         requested = config.grpc_server_port if port is None else port
-        self.server = GrpcServer(config.bind_address, requested, self.application.behaviours())
+        self.application = GrpcMessagingApplication(broker, lambda: self.port)
+        self.server: GrpcServer = GrpcServer(
+            config.bind_address, requested, self.application.behaviours()
+        )
 
     @property
     def port(self) -> int:

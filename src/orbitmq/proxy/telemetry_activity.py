@@ -167,9 +167,9 @@ class TelemetryActivity:
         return None
 
     def register_producer(self, channel: GrpcClientChannel, metadata: dict[str, str]) -> bool:
-        """Register (or refresh: the broker expires a producer silent for 120 s) the client
-        as a producer of each topic its settings publish; its Heartbeats call this too.
-        False when the client has declared no publishing settings."""
+        """Register the client as a producer of each topic its settings publish (its
+        Heartbeats refresh that: ``ClientActivity``). False when the client has declared no
+        publishing settings."""
         settings = self.settings.get_raw_client_settings(channel.client_id)
         if settings is None or not settings.HasField("publishing"):
             return False

@@ -39,7 +39,9 @@ def emit(**fields: object) -> None:
 class Checker(TransactionChecker):  # type: ignore[misc]
     def check(self, message: Message) -> TransactionResolution:
         body = message.body.decode()
-        answer = TransactionResolution.COMMIT if body == "unknown" else TransactionResolution.ROLLBACK
+        answer = (
+            TransactionResolution.COMMIT if body == "unknown" else TransactionResolution.ROLLBACK
+        )
         emit(
             check=body,
             message_id=message.message_id,

@@ -11,6 +11,7 @@ import grpc.aio
 import pytest
 
 from orbitmq.broker import BrokerController
+from orbitmq.protocol.body.topic import TopicConfig
 from orbitmq.proxy import GrpcEndpoint, MessagingServiceStub
 from orbitmq.testing import InProcessCluster
 
@@ -35,3 +36,36 @@ async def grpc_cluster(tmp_path: Path) -> AsyncIterator[GrpcCluster]:
             grpc.aio.insecure_channel(f"127.0.0.1:{endpoint.port}") as channel,
         ):
             yield GrpcCluster(cluster, broker, endpoint, MessagingServiceStub(channel), channel)
+
+
+#: The metadata every request of the official 5.x clients carries (x-mq-client-id...).
+CLIENT_METADATA = (
+    ("x-mq-client-id", "grpc-test-client@1"),
+    ("x-mq-language", "PYTHON"),
+    ("x-mq-client-version", "5.1.2"),
+)
+
+
+async def create_topic(
+    broker: BrokerController,
+    name: str,
+    message_type: str = "NORMAL",
+    *,
+    queues: int = 4,
+    perm: int = 6,
+    read_queues: int | None = None,
+) -> TopicConfig:
+    """A topic as RocketMQ 5 admins create it (``+message.type=...`` when this broker's
+    TopicConfig carries attributes), registered with the name server."""
+    config = TopicConfig(
+        topic_name=name,
+        read_queue_nums=queues if read_queues is None else read_queues,
+        write_queue_nums=queues,
+        perm=perm,
+    )
+    if hasattr(config, "attributes"):
+        config.attributes = {"message.type": message_type}
+    broker.topic_config_manager.update_topic_config(config)
+    # Registered with the name server at once, so that remoting clients find its route.
+    await broker.registration_service.register_now()
+    return config

@@ -94,8 +94,17 @@ async def test_rights_are_checked_per_rpc(
     orders = await half_in(cluster, "Orders")
     audit = await half_in(cluster, "Audit")
     producer = signed("grpcProducer", "grpc-secret")
-    heartbeat = await stub.Heartbeat(pb.HeartbeatRequest(client_type=d.PRODUCER), metadata=producer)
-    assert heartbeat.status.code == d.OK
+    route = await stub.QueryRoute(
+        pb.QueryRouteRequest(topic=d.Resource(name="Orders")), metadata=producer
+    )
+    assert route.status.code == d.OK and route.message_queues
+    hidden = await stub.QueryRoute(
+        pb.QueryRouteRequest(topic=d.Resource(name="Secret")), metadata=producer
+    )
+    assert (hidden.status.code, hidden.status.message) == (
+        d.FORBIDDEN,
+        "No default permission for topic:Secret",
+    )
     allowed = await stub.EndTransaction(end("Orders", orders), metadata=producer)
     assert allowed.status.code == d.OK
     refused = await stub.EndTransaction(end("Audit", audit), metadata=producer)

@@ -12,6 +12,7 @@ import grpc
 import grpc.aio
 import pytest
 
+from orbitmq.broker import BrokerController
 from orbitmq.client import Producer
 from orbitmq.common import Message, MessageQueue, decode_message_id
 from orbitmq.proxy import GrpcServer, MessagingServiceStub
@@ -22,7 +23,7 @@ from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
 from orbitmq.testing import InProcessCluster
 from tests.eventually import eventually_async
-from tests.integration.grpc.conftest import GrpcCluster
+from tests.integration.grpc.conftest import CLIENT_METADATA, GrpcCluster, create_topic
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,9 +38,18 @@ async def raw_unary(channel: grpc.aio.Channel, path: str, payload: bytes) -> grp
     return caught.value
 
 
-async def still_serves(stub: MessagingServiceStub) -> None:
-    response = await stub.Heartbeat(pb.HeartbeatRequest(client_type=d.PRODUCER), timeout=10)
-    assert response.status.code == d.OK
+async def still_serves(stub: MessagingServiceStub, broker: BrokerController) -> None:
+    """The endpoint still answers real requests: a send to a topic, answered OK."""
+    if broker.topic_config_manager.select_topic_config("Alive") is None:
+        await create_topic(broker, "Alive")
+    message = d.Message(
+        topic=d.Resource(name="Alive"),
+        body=b"alive",
+        system_properties=d.SystemProperties(message_id="alive-1", message_type=d.NORMAL),
+    )
+    request = pb.SendMessageRequest(messages=[message])
+    response = await stub.SendMessage(request, metadata=CLIENT_METADATA, timeout=10)
+    assert response.status.code == d.OK, response.status
 
 
 async def test_malformed_protobuf_is_invalid_argument(grpc_cluster: GrpcCluster) -> None:
@@ -58,14 +68,14 @@ async def test_malformed_protobuf_is_invalid_argument(grpc_cluster: GrpcCluster)
         await telemetry.read()
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "malformed apache.rocketmq.v2.TelemetryCommand" in (caught.value.details() or "")
-    await still_serves(grpc_cluster.stub)
+    await still_serves(grpc_cluster.stub, grpc_cluster.broker)
 
 
 async def test_unknown_rpcs_and_services_are_unimplemented(grpc_cluster: GrpcCluster) -> None:
     for path in (f"{SERVICE}/NoSuchRpc", "/apache.rocketmq.v1.MessagingService/Heartbeat"):
         error = await raw_unary(grpc_cluster.channel, path, b"")
         assert error.code() == grpc.StatusCode.UNIMPLEMENTED
-    await still_serves(grpc_cluster.stub)
+    await still_serves(grpc_cluster.stub, grpc_cluster.broker)
 
 
 async def test_a_request_over_the_inbound_limit_names_it(tmp_path: Path) -> None:
@@ -87,7 +97,7 @@ async def test_a_request_over_the_inbound_limit_names_it(tmp_path: Path) -> None
                     await stub.EndTransaction(huge, timeout=10)
                 assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
                 assert str(limit) in (caught.value.details() or "")
-                await still_serves(stub)
+                await still_serves(stub, cluster.brokers[0])
         finally:
             await server.stop()
 
@@ -153,4 +163,4 @@ async def test_a_telemetry_stream_that_never_reads_stays_bounded(
     await eventually_async(
         lambda: clients.channels.get_channel("stalled") is None, what="the stalled channel gone"
     )
-    await still_serves(stub)
+    await still_serves(stub, grpc_cluster.broker)

@@ -17,11 +17,11 @@ from orbitmq.testing import InProcessCluster
 from tests.integration.grpc.conftest import GrpcCluster
 
 
-async def test_heartbeat_answers_ok_over_a_real_socket(grpc_cluster: GrpcCluster) -> None:
-    response = await grpc_cluster.stub.Heartbeat(
-        pb.HeartbeatRequest(client_type=d.PRODUCER), metadata=(("x-mq-client-id", "c1"),)
+async def test_a_served_rpc_answers_over_a_real_socket(grpc_cluster: GrpcCluster) -> None:
+    response = await grpc_cluster.stub.QueryRoute(
+        pb.QueryRouteRequest(topic=d.Resource(name="NoSuchTopic"))
     )
-    assert response.status.code == d.OK
+    assert response.status.code == d.TOPIC_NOT_FOUND
 
 
 async def test_an_rpc_not_served_answers_unimplemented(grpc_cluster: GrpcCluster) -> None:
@@ -35,8 +35,10 @@ async def test_a_busy_port_fails_to_start(grpc_cluster: GrpcCluster) -> None:
     with pytest.raises(OSError, match="cannot listen"):
         await second.start()
     # The first still serves.
-    response = await grpc_cluster.stub.Heartbeat(pb.HeartbeatRequest())
-    assert response.status.code == d.OK
+    response = await grpc_cluster.stub.QueryRoute(
+        pb.QueryRouteRequest(topic=d.Resource(name="NoSuchTopic"))
+    )
+    assert response.status.code == d.TOPIC_NOT_FOUND
 
 
 async def test_port_minus_one_serves_nothing(tmp_path: object) -> None:
