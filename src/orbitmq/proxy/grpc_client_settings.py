@@ -8,7 +8,10 @@ answers with the same Settings completed by its own values:
 
 - a producer: a backoff policy of 3 attempts, exponential from 10 ms to 1 s, times 2
   (``grpcClientProducer*``), ``validate_message_type`` and ``max_body_size`` (the store's
-  maxMessageSize, 4 MiB by default);
+  maxMessageSize, 4 MiB by default). ``validate_message_type`` makes a client refuse to send
+  a message of another type than its topic's: it is on only where topics carry their type
+  (the ``message.type`` attribute) and the broker checks it (enableTopicMessageTypeCheck), or
+  a client would refuse every transactional, FIFO or delay message to an untyped topic;
 - a consumer: ``receive_batch_size`` 32, ``long_polling_timeout`` 20 s, ``fifo`` from the
   group's consumeMessageOrderly, a backoff policy of the group's retryMaxTimes + 1 attempts
   with the customized delays 1 s, 5 s, 10 s, 30 s, 1-10 min, 20 min, 30 min, 1 h, 2 h (the
@@ -69,7 +72,7 @@ class GrpcClientSettingsManager:
         max_message_size: Callable[[], int],
         find_group: GroupLookup,
         *,
-        validate_message_type: bool = True,
+        validate_message_type: Callable[[], bool] = lambda: True,
     ) -> None:
         self._settings: dict[str, Any] = {}
         self._max_message_size = max_message_size
@@ -112,7 +115,7 @@ class GrpcClientSettingsManager:
                 ),
             )
         )
-        settings.publishing.validate_message_type = self._validate_message_type
+        settings.publishing.validate_message_type = self._validate_message_type()
         settings.publishing.max_body_size = self._max_message_size()
 
     def _merge_consumer(self, settings: Any) -> None:

