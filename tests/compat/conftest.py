@@ -22,6 +22,8 @@ import pytest
 from tests.compat.client_venv import (
     CPP_044_REQUIREMENT,
     CPP_CVS_REQUIREMENT,
+    PYTHON_5X_IMPORT_CHECK,
+    PYTHON_5X_REQUIREMENT,
     compat_venv,
 )
 from tests.support import SMALL_STORE_CONF, start_orbitmq
@@ -154,6 +156,8 @@ class OrbitMQ:
     namesrv: str
     broker: str
     data_dir: Path
+    #: The gRPC endpoint (host:port), "" when it is off.
+    grpc: str = ""
 
 
 @pytest.fixture(scope="session")
@@ -164,6 +168,11 @@ def cpp_cvs_python() -> Path:
 @pytest.fixture(scope="session")
 def cpp_044_python() -> Path:
     return compat_venv("cpp-0.4.4", CPP_044_REQUIREMENT)
+
+
+@pytest.fixture(scope="session")
+def python_5x_python() -> Path:
+    return compat_venv("python-5x", PYTHON_5X_REQUIREMENT, PYTHON_5X_IMPORT_CHECK)
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +189,8 @@ def orbitmq(tmp_path_factory: pytest.TempPathFactory, broker_conf: str | None) -
     config.write_text(SMALL_STORE_CONF + (broker_conf or ""))
     process, ready = start_orbitmq(tmp / "data", tmp / "orbitmq", config)
     try:
-        yield OrbitMQ(namesrv=ready[1], broker=ready[2], data_dir=tmp / "data")
+        grpc = ready[7] if ready[7] and not ready[7].startswith("off") else ""
+        yield OrbitMQ(namesrv=ready[1], broker=ready[2], data_dir=tmp / "data", grpc=grpc)
     finally:
         process.terminate()
         try:
@@ -193,6 +203,11 @@ def orbitmq(tmp_path_factory: pytest.TempPathFactory, broker_conf: str | None) -
 @pytest.fixture(scope="module")
 def cpp_cvs(cpp_cvs_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ClientRunner:
     return ClientRunner(cpp_cvs_python, tmp_path_factory.mktemp("cpp-cvs-home"))
+
+
+@pytest.fixture(scope="module")
+def python_5x(python_5x_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ClientRunner:
+    return ClientRunner(python_5x_python, tmp_path_factory.mktemp("python-5x-home"))
 
 
 @pytest.fixture(scope="module")
