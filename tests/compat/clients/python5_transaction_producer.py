@@ -3,7 +3,7 @@ transaction Producer and its checker; print one JSON line per send, verdict and 
 answering checks until killed (or until ``--exit-after-checks`` checks were answered).
 
 Run with a compat virtualenv's Python:
-``python py5_transaction_producer.py ENDPOINT TOPIC [ACCESS_KEY SECRET_KEY]``.
+``python python5_transaction_producer.py ENDPOINT TOPIC [ACCESS_KEY SECRET_KEY]``.
 
 Three messages, bodies ``commit``, ``rollback`` and ``unknown``: the first is committed by
 the producer, the second rolled back, the third left to the broker's check. The checker

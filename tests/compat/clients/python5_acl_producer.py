@@ -2,7 +2,7 @@
 JSON line per message: sent, or the exception that refused it.
 
 Run with a compat virtualenv's Python:
-``python py5_producer.py ENDPOINT TOPIC COUNT [ACCESS_KEY SECRET_KEY]``.
+``python python5_acl_producer.py ENDPOINT TOPIC COUNT [ACCESS_KEY SECRET_KEY]``.
 
 Message ``i``: body ``body-i``, tag ``tag-{i % 2}``, keys ``key-i``, user property
 ``seq=i``. Lines: ``{"sent": i, "message_id"}`` or ``{"failed": i, "error": TEXT}``; a
