@@ -15,7 +15,7 @@ import pytest
 from orbitmq.broker import BrokerController
 from orbitmq.client import Producer
 from orbitmq.common import Message, MessageQueue, decode_message_id
-from orbitmq.proxy import GrpcServer, MessagingServiceStub
+from orbitmq.proxy import GrpcEndpoint, GrpcServer, MessagingServiceStub
 from orbitmq.proxy.grpc_client_channel import MAX_PENDING_BYTES, MAX_PENDING_COMMANDS
 from orbitmq.proxy.grpc_messaging_application import GrpcMessagingApplication
 from orbitmq.proxy.transaction_id import encode_transaction_id
@@ -100,6 +100,53 @@ async def test_a_request_over_the_inbound_limit_names_it(tmp_path: Path) -> None
                 await still_serves(stub, cluster.brokers[0])
         finally:
             await server.stop()
+
+
+async def test_huge_messages_and_batches_are_refused_naming_the_limit(
+    tmp_path: Path,
+) -> None:
+    """Over maxMessageSize (4 MiB here): one body is MESSAGE_BODY_TOO_LARGE before anything
+    is stored (RocketMQ 5's proxy check); a batch whose bodies fit one by one but not
+    together is refused by the store as a remoting batch is (INTERNAL_SERVER_ERROR with the
+    store's words, as RocketMQ's proxy relays MESSAGE_ILLEGAL). Nothing of either is stored;
+    the broker then stores a normal batch."""
+    limit = 4 * 1024 * 1024
+    async with InProcessCluster(tmp_path / "c") as cluster:
+        broker = cluster.brokers[0]
+        await create_topic(broker, "Big", queues=1)
+        options = [("grpc.max_send_message_length", 64 * 1024 * 1024)]
+        async with (
+            GrpcEndpoint(broker, port=0) as endpoint,
+            grpc.aio.insecure_channel(f"127.0.0.1:{endpoint.port}", options=options) as channel,
+        ):
+            stub = MessagingServiceStub(channel)
+
+            def batch(*sizes: int) -> pb.SendMessageRequest:
+                return pb.SendMessageRequest(
+                    messages=[
+                        d.Message(
+                            topic=d.Resource(name="Big"),
+                            body=b"x" * size,
+                            system_properties=d.SystemProperties(
+                                message_id=f"big-{i}-{size}", message_type=d.NORMAL
+                            ),
+                        )
+                        for i, size in enumerate(sizes)
+                    ]
+                )
+
+            one = await stub.SendMessage(batch(limit + 1), metadata=CLIENT_METADATA)
+            assert (one.status.code, one.status.message) == (
+                d.MESSAGE_BODY_TOO_LARGE,
+                f"message body cannot exceed the max {limit}",
+            )
+            together = await stub.SendMessage(batch(3 << 20, 3 << 20), metadata=CLIENT_METADATA)
+            assert together.status.code == d.INTERNAL_SERVER_ERROR
+            assert f"exceeds maxMessageSize {limit}" in together.status.message
+            assert broker.message_store.get_max_offset_in_queue("Big", 0) == 0
+            many = await stub.SendMessage(batch(*[16] * 1000), metadata=CLIENT_METADATA)
+            assert many.status.code == d.OK and len(many.entries) == 1000
+            await still_serves(stub, broker)
 
 
 async def test_a_telemetry_stream_that_never_reads_stays_bounded(
