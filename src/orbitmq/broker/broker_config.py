@@ -126,6 +126,16 @@ class BrokerConfig:
     #: free port, -1 none. Served by ``orbitmq start`` and ``orbitmq broker`` (grpc extra).
     grpc_server_port: int = 8081
 
+    #: RocketMQ 5's POP (docs/design/pop.md): the revive log's queues (check points and
+    #: acks of rmq_sys_REVIVE_LOG_<cluster>), how often (ms) the revive service runs, the
+    #: POP requests held per queue and in all, and how often (%) a POP reads the group's
+    #: retry topic before the topic.
+    revive_queue_num: int = 8
+    revive_interval: int = 1000
+    pop_polling_size: int = 1024
+    max_pop_polling_size: int = 100_000
+    pop_from_retry_probability: int = 20
+
     @property
     def namesrv_addresses(self) -> list[str]:
         """The name servers as a list (RocketMQ separates them with ';')."""
@@ -196,6 +206,12 @@ def check_broker_config(broker: BrokerConfig, store: MessageStoreConfig) -> None
         raise ConfigError(f"listenPort: {broker.listen_port} is not a port (1..65535)")
     if broker.broker_id < 0:
         raise ConfigError(f"brokerId: {broker.broker_id} is negative")
+    if not 0 < broker.revive_queue_num < 999:
+        raise ConfigError(f"reviveQueueNum: {broker.revive_queue_num} is not in 1..998")
+    if not 0 <= broker.pop_from_retry_probability <= 100:
+        raise ConfigError(
+            f"popFromRetryProbability: {broker.pop_from_retry_probability} is not in 0..100"
+        )
     if not 0 <= broker.metrics_prom_exporter_port < 65536:
         raise ConfigError(
             f"metricsPromExporterPort: {broker.metrics_prom_exporter_port} is not a port (0..65535)"

@@ -32,6 +32,7 @@ from orbitmq.broker.namesrv_registration_service import (
     NamesrvRegistrationService,
     registration_period_s,
 )
+from orbitmq.broker.pop_components import PopComponents
 from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
 from orbitmq.broker.query_message_processor import QueryMessageProcessor
@@ -105,6 +106,7 @@ class BrokerController(AsyncLifetime):
         self._build_delivery(clock, fs)
         self._build_replication(fs)
         self._build_processors(find_subscription)
+        self.pop = PopComponents(self, clock, fs)
         host, port = broker_config.bind_address, broker_config.listen_port
         idle_s = float(broker_config.server_channel_max_idle_time_seconds)
         self.remoting_server = RemotingServer(host, port, channel_max_idle_s=idle_s, tls=tls)
@@ -121,8 +123,7 @@ class BrokerController(AsyncLifetime):
         self._persist_task: asyncio.Task[None] | None = None
 
     def _build_metrics(self, clock: Clock) -> None:
-        """The metrics manager, and its counters handed to the hot paths (None when
-        metricsExporterType is not PROM: nothing counted)."""
+        """The metrics manager and its hot-path counters (None: metrics are off)."""
         self.metrics_manager = BrokerMetricsManager(
             self.broker_config,
             self.topic_config_manager,
@@ -164,8 +165,7 @@ class BrokerController(AsyncLifetime):
         )
 
     def _build_delivery(self, clock: Clock, fs: FileSystem) -> None:
-        """The services that put into the store on a master's behalf: delayed and timer
-        delivery, transactions and their checks."""
+        """What puts into the store for a master: delay, timers, transactions, checks."""
         broker_config, store_config = self.broker_config, self.store_config
         # A slave takes no writes: only a master delivers delayed messages.
         self.schedule_message_service: ScheduleMessageService | None = None
@@ -253,8 +253,7 @@ class BrokerController(AsyncLifetime):
         )
 
     def _on_registered(self, results: list[RegisterBrokerResult]) -> None:
-        """After each registration round: the master's addresses as the name servers named
-        them, for the metadata sync and the HA client alike."""
+        """After each registration round: the master's addresses, for sync and HA."""
         self.master_address.on_registered(results)
         self.replication.follow(self.master_address.ha_server_addr)
 
@@ -416,6 +415,7 @@ class BrokerController(AsyncLifetime):
             (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
             (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
             (self.acl.admin_processor, AdminAclProcessor.REQUEST_CODES, admin),
+            *self.pop.served(pull),
         ]
         return [
             (code, processor, executor)
@@ -424,8 +424,7 @@ class BrokerController(AsyncLifetime):
         ]
 
     def _schedule_offsets(self) -> dict[int, int]:
-        """Each delay level's delivery offset, 0 before its first delivery (none on a slave,
-        which delivers nothing)."""
+        """Each delay level's delivery offset, 0 before the first (none on a slave)."""
         service = self.schedule_message_service
         if service is None:
             return {}
@@ -446,6 +445,7 @@ class BrokerController(AsyncLifetime):
         if topic == RMQ_SYS_WHEEL_TIMER_TOPIC and self.timer_message_store is not None:
             self.timer_message_store.wakeup()  # file it now: its time may be near
         self.pull_request_hold_service.message_arriving(topic, queue_id, max_offset, tags_codes)
+        self.pop.message_arriving(topic, queue_id)
 
     @property
     def port(self) -> int:
@@ -486,6 +486,7 @@ class BrokerController(AsyncLifetime):
             # One process per store: nothing is read before the lock is held.
             self.message_store.lock.acquire()
             await self._load()
+            await self.pop.load()
             self.message_store.start()
             await asyncio.to_thread(self.replication.start)
             if self.schedule_message_service is not None:
@@ -493,6 +494,7 @@ class BrokerController(AsyncLifetime):
             if self.timer_message_store is not None:
                 self.timer_message_store.start()
             await self.pull_request_hold_service.start()
+            await self.pop.start()
             await self.client_housekeeping.start()
             await self.acl.start()
             await self.remoting_server.start()
@@ -507,6 +509,7 @@ class BrokerController(AsyncLifetime):
             await self.unbind()
             await self.client_housekeeping.stop()
             await self.pull_request_hold_service.stop()
+            await self.pop.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
             await asyncio.to_thread(self.replication.shutdown)
             # A started store stops as a clean shutdown does (no abort file); a store that
@@ -566,6 +569,7 @@ class BrokerController(AsyncLifetime):
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
         await self.pull_request_hold_service.stop()
+        await self.pop.stop()  # revives put into the store, as checks do
         # Checks put into the store, as delivery does: they end before it.
         await self._stop_transactional_message_check_service()
         # Delivery puts into the store and writes delayOffset.json: it ends first.

@@ -184,8 +184,27 @@ class ConsumerManager:
         self, on_change: ConsumerIdsChangeListener | None = None, *, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self._table: dict[str, ConsumerGroupInfo] = {}
+        #: Groups known from their POP requests, not from heartbeats (RocketMQ 5's
+        #: consumerCompensationTable): no channels, only their type and subscriptions.
+        self.compensation_table: dict[str, ConsumerGroupInfo] = {}
         self._on_change = on_change
         self._clock = clock
+
+    def compensate_basic_consumer_info(
+        self, group: str, consume_type: ConsumeType, message_model: MessageModel
+    ) -> None:
+        info = self.compensation_table.get(group)
+        if info is None:
+            info = self.compensation_table[group] = ConsumerGroupInfo(group, None, None, None)
+        info.consume_type, info.message_model = consume_type, message_model
+
+    def compensate_subscribe_data(
+        self, group: str, topic: str, subscription: SubscriptionData
+    ) -> None:
+        info = self.compensation_table.get(group)
+        if info is None:
+            info = self.compensation_table[group] = ConsumerGroupInfo(group, None, None, None)
+        info.subscription_table[topic] = subscription
 
     def get_consumer_group_info(self, group: str) -> ConsumerGroupInfo | None:
         return self._table.get(group)
@@ -206,7 +225,13 @@ class ConsumerManager:
         """The subscription the group's heartbeats declared for ``topic``; the pull
         processor's ``SubscriptionLookup``."""
         info = self._table.get(group)
-        return info.find_subscription_data(topic) if info is not None else None
+        found = info.find_subscription_data(topic) if info is not None else None
+        if found is None:
+            # RocketMQ 5 falls back to what POP requests declared (fromCompensationTable).
+            compensated = self.compensation_table.get(group)
+            if compensated is not None:
+                return compensated.find_subscription_data(topic)
+        return found
 
     def query_topic_consume_by_who(self, topic: str) -> set[str]:
         return {g for g, info in self._table.items() if topic in info.subscription_table}

@@ -48,6 +48,10 @@ class ConsumerOffsetManager:
         self._table: dict[str, dict[int, int]] = {}
         # Changes since the last save; persist() skips the write when there are none.
         self._changes = 0
+        #: Run by each save (in its thread): before the table is copied, and with what that
+        #: returned once the file is written (POP notes the revive log's end there).
+        self.before_snapshot: Callable[[], object] | None = None
+        self.after_save: Callable[[object], None] | None = None
 
     @property
     def config_path(self) -> str:
@@ -70,14 +74,17 @@ class ConsumerOffsetManager:
         """Save the table when it changed since the last save; True when it wrote.
         The broker calls this every flushConsumerOffsetInterval ms and at shutdown."""
         with self._save_lock:
+            if self._changes == 0 and self._file.path.exists():
+                return False
+            token = self.before_snapshot() if self.before_snapshot is not None else None
             with self._lock:
                 changes = self._changes
-                if changes == 0 and self._file.path.exists():
-                    return False
                 snapshot = {key: dict(queues) for key, queues in self._table.items()}
             self._file.save(ConsumerOffsetSerializeWrapper(snapshot).to_value())
             with self._lock:
                 self._changes -= changes
+            if self.after_save is not None:
+                self.after_save(token)
             return True
 
     # -- offsets -------------------------------------------------------------------------

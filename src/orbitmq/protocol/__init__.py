@@ -5,7 +5,7 @@ What two of namesrv, broker and client need of the wire (codes, headers, bodies,
 PermName / TopicSysFlag / PullSysFlag bits) lives here, once, since those three never import
 each other (docs/design/layers.md)."""
 
-from orbitmq.protocol import acl_signer, body, header
+from orbitmq.protocol import acl_signer, body, header, pop_extra_info
 from orbitmq.protocol.body import *  # noqa: F403
 from orbitmq.protocol.errors import ProtocolError
 from orbitmq.protocol.frame_decoder import FrameDecoder
@@ -54,6 +54,7 @@ __all__ = [
     "decode_command",
     "decode_header",
     "next_opaque",
+    "pop_extra_info",
     "wrong_server_problem",
 ]
 # The wire types are listed once, in their subpackages' __all__, and re-exported from here

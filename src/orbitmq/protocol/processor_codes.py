@@ -72,6 +72,17 @@ QUERY_MESSAGE_CODES: Final[frozenset[int]] = frozenset(
     }
 )
 PULL_MESSAGE_CODES: Final[frozenset[int]] = frozenset({RequestCode.PULL_MESSAGE})
+# RocketMQ 5's POP processors, one code (or two) each.
+POP_MESSAGE_CODES: Final[frozenset[int]] = frozenset({RequestCode.POP_MESSAGE})
+ACK_MESSAGE_CODES: Final[frozenset[int]] = frozenset(
+    {RequestCode.ACK_MESSAGE, RequestCode.BATCH_ACK_MESSAGE}
+)
+CHANGE_INVISIBLE_TIME_CODES: Final[frozenset[int]] = frozenset(
+    {RequestCode.CHANGE_MESSAGE_INVISIBLETIME}
+)
+PEEK_MESSAGE_CODES: Final[frozenset[int]] = frozenset({RequestCode.PEEK_MESSAGE})
+NOTIFICATION_CODES: Final[frozenset[int]] = frozenset({RequestCode.NOTIFICATION})
+POLLING_INFO_CODES: Final[frozenset[int]] = frozenset({RequestCode.POLLING_INFO})
 CLIENT_MANAGE_CODES: Final[frozenset[int]] = frozenset(
     {
         RequestCode.HEART_BEAT,

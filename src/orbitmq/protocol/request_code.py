@@ -107,3 +107,12 @@ class RequestCode(enum.IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    #: RocketMQ 5's POP consumption: the broker keeps per-message invisibility (check points
+    #: and acks in the revive log) instead of per-queue consumer offsets.
+    POP_MESSAGE = 200050
+    ACK_MESSAGE = 200051
+    BATCH_ACK_MESSAGE = 200151
+    PEEK_MESSAGE = 200052
+    CHANGE_MESSAGE_INVISIBLETIME = 200053
+    NOTIFICATION = 200054
+    POLLING_INFO = 200055

@@ -31,6 +31,8 @@ class ResponseCode(enum.IntEnum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
     FILTER_DATA_NOT_EXIST = 27
     FILTER_DATA_NOT_LATEST = 28
+    #: RocketMQ 5: a request field out of range (e.g. POP's maxMsgNums above 32).
+    INVALID_PARAMETER = 29
     TRANSACTION_SHOULD_COMMIT = 200
     TRANSACTION_SHOULD_ROLLBACK = 201
     TRANSACTION_STATE_UNKNOW = 202
@@ -43,4 +45,11 @@ class ResponseCode(enum.IntEnum):
     UPDATE_AND_CREATE_ACL_CONFIG_FAILED = 209
     DELETE_ACL_CONFIG_FAILED = 210
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
+    #: RocketMQ 5 reuses 209-211 (4.x's ACL failures above) for POP long polling; as an
+    #: IntEnum these are aliases, and a 209 prints as the 4.x name.
+    POLLING_FULL = 209
+    POLLING_TIMEOUT = 210
+    BROKER_NOT_EXIST = 211
     FLOW_CONTROL = 215
+    #: RocketMQ 5: the operation is not allowed here (e.g. POP on a broadcast group).
+    ILLEGAL_OPERATION = 604

@@ -28,7 +28,7 @@ from orbitmq.proxy.grpc_status import (
     validate_topic_name,
 )
 from orbitmq.proxy.message_converter import message_properties, message_sys_flag, message_type_of
-from orbitmq.proxy.proxy_context import LocalChannel, ProxyContext
+from orbitmq.proxy.proxy_context import LocalChannel, peer_address
 from orbitmq.proxy.route_activity import topic_message_type
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
@@ -118,11 +118,12 @@ class SendMessageActivity:
                     "[REJECTREQUEST]system busy, start flow control for a while",
                 )
             )
-        ctx = ProxyContext.of(context)
         born = messages[0].system_properties.born_timestamp
         born_ms = born.seconds * 1000 + born.nanos // 1_000_000 or int(time.time() * 1000)
         command = _send_command(converted, queue_id, message_sys_flag(messages[0]), born_ms)
-        response = await self.processor.process_request(LocalChannel(ctx.remote), command)
+        # Only the client's address matters to the send path (its born host).
+        channel = LocalChannel(peer_address(context.peer()))
+        response = await self.processor.process_request(channel, command)
         if response is None:  # the processor always answers in process; be safe
             return pb.SendMessageResponse(status=status(d.INTERNAL_SERVER_ERROR, "no answer"))
         return self._answer(response, converted, messages[0].system_properties.message_type)

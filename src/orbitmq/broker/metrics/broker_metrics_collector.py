@@ -38,6 +38,7 @@ _HIGHER_VERSION = _V4_0_0_SNAPSHOT + 400
 _CONSUME_MODES: dict[ConsumeType | None, str] = {
     ConsumeType.CONSUME_ACTIVELY: "pull",
     ConsumeType.CONSUME_PASSIVELY: "push",
+    ConsumeType.CONSUME_POP: "pop",
 }
 
 

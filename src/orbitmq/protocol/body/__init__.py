@@ -58,6 +58,12 @@ from orbitmq.protocol.body.offset import (
     OffsetMovedEvent,
     ResetOffsetBody,
 )
+from orbitmq.protocol.body.pop import (
+    BatchAck,
+    BatchAckMessageRequestBody,
+    bit_set_bytes,
+    bit_set_indexes,
+)
 from orbitmq.protocol.body.route import MASTER_ID, BrokerData, QueueData, TopicRouteData
 from orbitmq.protocol.body.stats import ConsumeStats, OffsetWrapper, TopicOffset, TopicStatsTable
 from orbitmq.protocol.body.subscription_group import SubscriptionGroupConfig
@@ -75,6 +81,8 @@ __all__ = [
     "NAMESPACE_ORDER_TOPIC_CONFIG",
     "TOPIC_GROUP_SEPARATOR",
     "TOPIC_PUT_NUMS",
+    "BatchAck",
+    "BatchAckMessageRequestBody",
     "Body",
     "BodyError",
     "BrokerData",
@@ -122,6 +130,8 @@ __all__ = [
     "TopicRouteData",
     "TopicStatsTable",
     "UnlockBatchRequestBody",
+    "bit_set_bytes",
+    "bit_set_indexes",
     "dumps_body",
     "fastjson_to_standard",
     "json_name",

@@ -20,6 +20,8 @@ class ConsumeType(enum.Enum):
 
     CONSUME_ACTIVELY = 0
     CONSUME_PASSIVELY = 1
+    #: RocketMQ 5: a POP consumer (the broker records it for groups that pop).
+    CONSUME_POP = 2
 
 
 class MessageModel(enum.Enum):

@@ -67,6 +67,21 @@ from orbitmq.protocol.header.namesrv import (
     WipeWritePermOfBrokerRequestHeader,
     WipeWritePermOfBrokerResponseHeader,
 )
+from orbitmq.protocol.header.pop import (
+    CONSUME_INIT_MODE_MAX,
+    CONSUME_INIT_MODE_MIN,
+    POP_MAX_MSG_NUMS,
+    AckMessageRequestHeader,
+    ChangeInvisibleTimeRequestHeader,
+    ChangeInvisibleTimeResponseHeader,
+    NotificationRequestHeader,
+    NotificationResponseHeader,
+    PeekMessageRequestHeader,
+    PollingInfoRequestHeader,
+    PollingInfoResponseHeader,
+    PopMessageRequestHeader,
+    PopMessageResponseHeader,
+)
 from orbitmq.protocol.header.pull import (
     PullMessageRequestHeader,
     PullMessageResponseHeader,
@@ -95,8 +110,14 @@ from orbitmq.protocol.header.transaction import (
 )
 
 __all__ = [
+    "CONSUME_INIT_MODE_MAX",
+    "CONSUME_INIT_MODE_MIN",
+    "POP_MAX_MSG_NUMS",
+    "AckMessageRequestHeader",
     "AddWritePermOfBrokerRequestHeader",
     "AddWritePermOfBrokerResponseHeader",
+    "ChangeInvisibleTimeRequestHeader",
+    "ChangeInvisibleTimeResponseHeader",
     "CheckTransactionStateRequestHeader",
     "CommandHeader",
     "ConsumeMessageDirectlyResultRequestHeader",
@@ -132,7 +153,14 @@ __all__ = [
     "GetTopicsByClusterRequestHeader",
     "HeaderError",
     "Int32",
+    "NotificationRequestHeader",
+    "NotificationResponseHeader",
     "NotifyConsumerIdsChangedRequestHeader",
+    "PeekMessageRequestHeader",
+    "PollingInfoRequestHeader",
+    "PollingInfoResponseHeader",
+    "PopMessageRequestHeader",
+    "PopMessageResponseHeader",
     "PullMessageRequestHeader",
     "PullMessageResponseHeader",
     "PutKVConfigRequestHeader",

@@ -112,7 +112,8 @@ def test_fastjson_leniency() -> None:
             ConsumerData,
             b'{"consumeType":"PUSH"}',
             "ConsumerData.consumeType",
-            "expected a ConsumeType (CONSUME_ACTIVELY, CONSUME_PASSIVELY, or its ordinal), "
+            "expected a ConsumeType (CONSUME_ACTIVELY, CONSUME_PASSIVELY, CONSUME_POP, "
+            "or its ordinal), "
             "got the string 'PUSH'",
         ),
         (ConsumerData, b'{"messageModel":2}', "ConsumerData.messageModel", "got the number 2"),
