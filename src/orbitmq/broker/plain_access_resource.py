@@ -77,12 +77,27 @@ def print_str(resource: str, is_group: bool) -> str:
     return f"topic:{resource}"
 
 
-def acl_refusal(message: str, method: str, line: int) -> RequestRefusedError:
+class AclRefusedError(RequestRefusedError):
+    """A failed ACL check. ``remark`` is what remoting answers; ``reason`` is the plain
+    message and ``authentication`` says whether the caller's identity failed (unknown or
+    missing key, bad signature) rather than its rights: the gRPC endpoint answers
+    UNAUTHORIZED or FORBIDDEN from these."""
+
+    def __init__(self, remark: str, reason: str, authentication: bool) -> None:
+        super().__init__(remark)
+        self.reason = reason
+        self.authentication = authentication
+
+
+def acl_refusal(message: str, method: str, line: int) -> AclRefusedError:
     """The refusal RocketMQ 4.9.8 answers with: SYSTEM_ERROR whose remark is the
     AclException and the frame that raised it (``RemotingHelper.exceptionSimpleDesc``),
-    ``...AclException: <message>, ...PlainPermissionManager.<method>(....java:<line>)``."""
-    return RequestRefusedError(
-        f"{_ACL_EXCEPTION}: {message}, {_MANAGER}.{method}(PlainPermissionManager.java:{line})"
+    ``...AclException: <message>, ...PlainPermissionManager.<method>(....java:<line>)``.
+    ``validate`` refuses an identity, ``checkPerm`` a right."""
+    return AclRefusedError(
+        f"{_ACL_EXCEPTION}: {message}, {_MANAGER}.{method}(PlainPermissionManager.java:{line})",
+        message,
+        authentication=method == "validate",
     )
 
 

@@ -3,8 +3,8 @@
 activity that owns it, which calls the broker's processors and managers directly.
 
 Every unary RPC answers as RocketMQ's proxy does: a refusal or a failure is the response's
-``status`` (transport status OK), never a gRPC error; bad protobuf and unknown RPCs are
-grpc's own (INTERNAL, UNIMPLEMENTED)."""
+``status`` (transport status OK), never a gRPC error; bytes that are not the RPC's message
+are INVALID_ARGUMENT (``malformed_request``), unknown RPCs grpc's own UNIMPLEMENTED."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import functools
 from typing import Any
 
 from orbitmq.broker import BrokerController
+from orbitmq.proxy.check_message import check_message
 from orbitmq.proxy.client_activity import ClientActivity
 from orbitmq.proxy.consumer_activity import ConsumerActivity
+from orbitmq.proxy.grpc_client_services import GrpcClientServices, half_transaction_id
 from orbitmq.proxy.grpc_status import status_of
 from orbitmq.proxy.messaging_service import METHODS, Behaviour, Context, UnaryBehaviour
 from orbitmq.proxy.route_activity import RouteActivity
@@ -42,11 +44,19 @@ class GrpcMessagingApplication:
 
     def __init__(self, broker: BrokerController, endpoint_port: Any = lambda: 0) -> None:
         self.broker = broker
+        #: The clients' channels and settings (filled by Telemetry), Telemetry,
+        #: EndTransaction and the checks in front of every RPC (malformed requests, ACL).
+        self.clients = GrpcClientServices(broker, check_message)
         self.route = RouteActivity(broker, endpoint_port)
-        self.send = SendMessageActivity(broker)
+        self.send = SendMessageActivity(broker, transaction_id_of=half_transaction_id)
         self.consumer = ConsumerActivity(broker)
         # A client that terminates gets its auto-renewed messages back to its group.
-        self.client = ClientActivity(broker, on_terminated=self.consumer.renewals.clear_client)
+        self.client = ClientActivity(
+            broker,
+            self.clients.settings,
+            self.clients.channels,
+            on_terminated=self.consumer.renewals.clear_client,
+        )
 
     async def start(self) -> None:
         """The background work of the activities (receipt handle renewal)."""
@@ -66,10 +76,12 @@ class GrpcMessagingApplication:
             "AckMessage": self.consumer.ack_message,
             "ChangeInvisibleDuration": self.consumer.change_invisible_duration,
             "ForwardMessageToDeadLetterQueue": self.consumer.forward_message_to_dead_letter_queue,
+            "EndTransaction": self.clients.end_transaction_behaviour,
         }
         served: dict[str, Behaviour] = {
             name: answering(name, behaviour) for name, behaviour in unary.items()
         }
         # Its failures are answered inside the stream (a status item), never as a gRPC error.
         served["ReceiveMessage"] = self.consumer.receive_message
-        return served
+        served["Telemetry"] = self.clients.telemetry.telemetry
+        return self.clients.checked(served)

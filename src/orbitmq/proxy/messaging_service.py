@@ -18,6 +18,7 @@ from grpc.aio import StreamStreamMultiCallable
 from grpc.aio import UnaryStreamMultiCallable as Streaming
 from grpc.aio import UnaryUnaryMultiCallable as Unary
 
+from orbitmq.proxy.malformed_request import tolerant_deserializer
 from orbitmq.proxy.v2 import service_pb2 as pb
 
 #: The service's full name, as the RPC paths carry it (``/<service>/<method>``).
@@ -119,7 +120,9 @@ def method_handlers(
         }[method.kind]
         handlers[name] = make(
             behaviour,
-            request_deserializer=method.request_type.FromString,
+            # Bytes that do not parse reach the behaviour as a MalformedRequest: answered
+            # INVALID_ARGUMENT in front of it, not UNKNOWN by grpc.
+            request_deserializer=tolerant_deserializer(method.request_type),
             response_serializer=method.response_type.SerializeToString,
         )
     return handlers

@@ -39,7 +39,12 @@ MASTER_ID: Final = 0
 
 def topic_message_type(topic_config: TopicConfig) -> str:
     """The topic's RocketMQ 5 message type (its ``message.type`` attribute; NORMAL when the
-    topic has none, as RocketMQ's ``TopicConfig.getTopicMessageType``)."""
+    topic has none, as RocketMQ's ``TopicConfig.getTopicMessageType``). While this broker's
+    topics cannot carry a type at all, every topic is MIXED: the 5.x clients check a message
+    against its queue's accepted types before they have the server's settings, and would
+    refuse every FIFO, delay or transactional message to a NORMAL one."""
+    if not hasattr(topic_config, "attributes"):
+        return "MIXED"
     attributes = getattr(topic_config, "attributes", None) or {}
     return str(attributes.get(MESSAGE_TYPE_ATTRIBUTE, "NORMAL")).upper()
 

@@ -90,9 +90,14 @@ class SendMessageActivity:
         topic = messages[0].topic
         validate_topic_name(topic.name)
         converted = []
+        max_body = self.broker.store_config.max_message_size
         for message in messages:
             if message.topic != topic:
                 raise GrpcProxyError(d.MESSAGE_CORRUPTED, "topic in message is not same")
+            if len(message.body) > max_body:  # validateMessageBodySize
+                raise GrpcProxyError(
+                    d.MESSAGE_BODY_TOO_LARGE, f"message body cannot exceed the max {max_body}"
+                )
             # The topic stands for the producer group (the transaction check finds its
             # producers by it), as RocketMQ's proxy does.
             converted.append(
