@@ -27,7 +27,7 @@ from orbitmq.proxy.grpc_status import (
     status,
     validate_consumer_group,
 )
-from orbitmq.proxy.proxy_context import LocalChannel, ProxyContext, peer_address
+from orbitmq.proxy.proxy_context import ProxyContext
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
 from orbitmq.remoting import ChannelContext
@@ -56,40 +56,6 @@ class ClientChannels(Protocol):
     def remove_channel(self, client_id: str) -> ChannelContext | None: ...
 
 
-class ClientSettingsTable:
-    """The plain table of settings by client id, for an endpoint whose Telemetry keeps none
-    of its own. Use from the broker's event loop."""
-
-    def __init__(self) -> None:
-        self._settings: dict[str, Any] = {}
-
-    def update_client_settings(self, client_id: str, settings: Any) -> None:
-        self._settings[client_id] = settings
-
-    def get_client_settings(self, client_id: str) -> Any | None:
-        return self._settings.get(client_id)
-
-    def remove_client_settings(self, client_id: str) -> Any | None:
-        return self._settings.pop(client_id, None)
-
-
-class ClientChannelTable:
-    """Plain channels (``LocalChannel``: reachable by no request) by client id. Use from the
-    broker's event loop."""
-
-    def __init__(self) -> None:
-        self._channels: dict[str, LocalChannel] = {}
-
-    def create_channel(self, client_id: str, peer: str) -> ChannelContext:
-        channel = self._channels.get(client_id)
-        if channel is None:
-            channel = self._channels[client_id] = LocalChannel(peer_address(peer))
-        return channel
-
-    def remove_channel(self, client_id: str) -> ChannelContext | None:
-        return self._channels.pop(client_id, None)
-
-
 def subscriptions_of(settings: Any) -> list[SubscriptionData]:
     """A consumer's subscriptions (its settings' entries) as the broker keeps them;
     GrpcProxyError ILLEGAL_FILTER_EXPRESSION for one that does not parse."""
@@ -113,15 +79,15 @@ class ClientActivity:
     def __init__(
         self,
         broker: BrokerController,
-        settings: ClientSettingsSource | None = None,
-        channels: ClientChannels | None = None,
+        settings: ClientSettingsSource,
+        channels: ClientChannels,
         *,
         on_terminated: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         """``on_terminated`` hears of each client that said it terminates (its id)."""
         self.broker = broker
-        self.settings: ClientSettingsSource = settings or ClientSettingsTable()
-        self.channels: ClientChannels = channels or ClientChannelTable()
+        self.settings = settings
+        self.channels = channels
         self.on_terminated = on_terminated
 
     def _info(self, ctx: ProxyContext, context: Any) -> ClientChannelInfo:

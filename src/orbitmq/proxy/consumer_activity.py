@@ -32,6 +32,7 @@ from orbitmq.protocol.header.pop import (
 )
 from orbitmq.protocol.pop_extra_info import (
     ExtraInfo,
+    ReceiptHandle,
     parse_msg_offset_info,
     parse_order_count_info,
     parse_start_offset_info,
@@ -49,7 +50,7 @@ from orbitmq.proxy.grpc_status import (
 )
 from orbitmq.proxy.message_builder import build_message, timestamp
 from orbitmq.proxy.proxy_context import LocalChannel, ProxyContext, peer_address
-from orbitmq.proxy.receipt_handle import ReceiptHandle
+from orbitmq.proxy.receipt_handle import decode_receipt_handle
 from orbitmq.proxy.receipt_handle_manager import ReceiptHandleManager
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
@@ -291,7 +292,7 @@ class ConsumerActivity:
                 text = message.properties.get(mc.PROPERTY_POP_CK)
                 message_id = message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
                 if text and message_id:
-                    handle = ReceiptHandle.decode(text)
+                    handle = decode_receipt_handle(text)
                     self.renewals.add(client_id, group, topic, message_id, handle)
         return popped
 
@@ -313,13 +314,13 @@ class ConsumerActivity:
     # -- acknowledging -------------------------------------------------------------------
 
     def _handle(self, text: str) -> ReceiptHandle:
-        handle = ReceiptHandle.decode(text)
+        handle = decode_receipt_handle(text)
         if handle.is_expired(self._now_ms()):
             raise GrpcProxyError(d.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
         return handle
 
     async def _ack(self, group: str, topic: str, handle: ReceiptHandle, context: Any) -> d.Status:
-        extra = handle.extra_info
+        extra = handle.extra
         header = AckMessageRequestHeader(
             consumer_group=group,
             topic=extra.real_topic(topic, group),
@@ -365,7 +366,7 @@ class ConsumerActivity:
         self, group: str, topic: str, handle: ReceiptHandle, invisible_ms: int, remote: Any
     ) -> ReceiptHandle | RemotingCommand:
         """CHANGE_MESSAGE_INVISIBLETIME: the message's new handle, or the broker's refusal."""
-        extra = handle.extra_info
+        extra = handle.extra
         header = ChangeInvisibleTimeRequestHeader(
             consumer_group=group,
             topic=extra.real_topic(topic, group),
@@ -403,7 +404,7 @@ class ConsumerActivity:
                 message_id = message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "")
                 self.renewals.remove(client_id, group, message_id)
                 try:
-                    handle = ReceiptHandle.decode(text)
+                    handle = decode_receipt_handle(text)
                     await self._change(group, topic, handle, NACK_INVISIBLE_MS, ("0.0.0.0", 0))
                 except Exception:
                     log.exception("could not return %s to group %s", message_id, group)
@@ -447,7 +448,7 @@ class ConsumerActivity:
             group=group,
             delay_level=-1,
             origin_msg_id=request.message_id,
-            origin_topic=handle.extra_info.real_topic(topic, group),
+            origin_topic=handle.extra.real_topic(topic, group),
             unit_mode=False,
             max_reconsume_times=request.max_delivery_attempts,
             broker_name=None,

@@ -34,6 +34,7 @@ from orbitmq.common.message import SocketAddress
 from orbitmq.common.message_decoder import decode_message
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.header import CheckTransactionStateRequestHeader
+from orbitmq.proxy.proxy_context import peer_address
 from orbitmq.proxy.transaction_id import encode_transaction_id
 from orbitmq.proxy.v2 import service_pb2 as service
 from orbitmq.remoting import RemotingSendRequestError, RemotingTimeoutError
@@ -56,14 +57,6 @@ _MESSAGE_CORRUPTED: Final = 40016
 MessageBuilder = Callable[[Any], Any]
 
 
-def _socket_address(peer: str) -> SocketAddress:
-    kind, _, address = peer.partition(":")
-    host, sep, port = address.rpartition(":")
-    if kind not in ("ipv4", "ipv6") or not sep or not port.isdigit():
-        return _UNKNOWN
-    return (host.strip("[]"), int(port))
-
-
 class GrpcClientChannel:
     """One 5.x client (by client id) as a ``ChannelContext``. Owns the queue of commands for
     its Telemetry stream and the futures of requests waiting for its answers. Use from the
@@ -74,7 +67,7 @@ class GrpcClientChannel:
     ) -> None:
         self.client_id = client_id
         self._id = next(_ids)
-        self._remote = _socket_address(peer)
+        self._remote = peer_address(peer)
         self._attributes: dict[str, object] = {}
         self._build_message = message_builder
         self._broker_name = broker_name

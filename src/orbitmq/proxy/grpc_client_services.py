@@ -10,7 +10,6 @@ from typing import Any
 
 from orbitmq.broker import BrokerController
 from orbitmq.common import decode_message_id
-from orbitmq.protocol.body.topic import TopicConfig
 from orbitmq.proxy.end_transaction_activity import EndTransactionActivity
 from orbitmq.proxy.grpc_access_validator import GrpcAccessValidator
 from orbitmq.proxy.grpc_acl_pipeline import with_checks
@@ -28,13 +27,6 @@ def half_transaction_id(message_id: str, offset_msg_id: str, queue_offset: int) 
     return encode_transaction_id(commit_log_offset, queue_offset)
 
 
-def _checks_message_types(broker: BrokerController) -> bool:
-    """Whether this broker's topics carry a message type (the ``message.type`` attribute)
-    and its sends are checked against it (enableTopicMessageTypeCheck, as SendMessage)."""
-    typed = hasattr(TopicConfig(), "attributes")
-    return typed and bool(getattr(broker.broker_config, "enable_topic_message_type_check", True))
-
-
 class GrpcClientServices:
     """Owns the client tables and the activities over them for one broker. Use from the
     broker's event loop only."""
@@ -45,7 +37,7 @@ class GrpcClientServices:
         self.settings = GrpcClientSettingsManager(
             lambda: broker.store_config.max_message_size,
             broker.subscription_group_manager.find_subscription_group_config,
-            validate_message_type=lambda: _checks_message_types(broker),
+            validate_message_type=lambda: broker.broker_config.enable_topic_message_type_check,
         )
         self.telemetry = TelemetryActivity(
             self.channels,

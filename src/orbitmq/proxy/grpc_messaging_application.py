@@ -57,6 +57,7 @@ class GrpcMessagingApplication:
             self.clients.channels,
             on_terminated=self.consumer.renewals.clear_client,
         )
+        self.clients.telemetry.on_unregistered = self.consumer.renewals.clear_client
 
     async def start(self) -> None:
         """The background work of the activities (receipt handle renewal)."""

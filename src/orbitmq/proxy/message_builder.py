@@ -14,14 +14,15 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from orbitmq.common import MessageExt
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
-from orbitmq.proxy.message_converter import PROPERTY_TRACE_CONTEXT, message_type_of
+from orbitmq.common.topic_message_type import TopicMessageType, message_type_of
+from orbitmq.proxy.message_converter import PROPERTY_TRACE_CONTEXT
 from orbitmq.proxy.v2 import definition_pb2 as d
 
 _MESSAGE_TYPE: Final = {
-    "TRANSACTION": d.TRANSACTION,
-    "DELAY": d.DELAY,
-    "FIFO": d.FIFO,
-    "NORMAL": d.NORMAL,
+    TopicMessageType.TRANSACTION: d.TRANSACTION,
+    TopicMessageType.DELAY: d.DELAY,
+    TopicMessageType.FIFO: d.FIFO,
+    TopicMessageType.NORMAL: d.NORMAL,
 }
 _DLQ_ORIGIN_TOPIC: Final = "DLQ_ORIGIN_TOPIC"
 

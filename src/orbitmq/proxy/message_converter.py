@@ -74,21 +74,3 @@ def message_sys_flag(message: d.Message) -> int:
     if message.system_properties.message_type == d.TRANSACTION:
         flag |= sf.TRANSACTION_PREPARED_TYPE
     return flag
-
-
-def message_type_of(properties: dict[str, str]) -> str:
-    """RocketMQ 5's ``TopicMessageType.parseFromMessageProperty``: what a message is, by its
-    properties (TRANSACTION, DELAY, FIFO or NORMAL)."""
-    if properties.get(mc.PROPERTY_TRANSACTION_PREPARED) == "true":
-        return "TRANSACTION"
-    delay_keys = (
-        mc.PROPERTY_DELAY_TIME_LEVEL,
-        mc.PROPERTY_TIMER_DELIVER_MS,
-        mc.PROPERTY_TIMER_DELAY_SEC,
-        "TIMER_DELAY_MS",
-    )
-    if any(key in properties for key in delay_keys):
-        return "DELAY"
-    if mc.PROPERTY_SHARDING_KEY in properties:
-        return "FIFO"
-    return "NORMAL"

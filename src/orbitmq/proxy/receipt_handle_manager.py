@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from orbitmq.common.periodic import cancel_and_wait
-from orbitmq.proxy.receipt_handle import ReceiptHandle
+from orbitmq.protocol.pop_extra_info import ReceiptHandle
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class ReceiptHandleManager:
         now = self._now_ms()
         for (client_id, group), handles in list(self._groups.items()):
             for message_id, tracked in list(handles.items()):
-                if tracked.handle.extra_info.revive_time - now > self.ahead_ms:
+                if tracked.handle.extra.revive_time - now > self.ahead_ms:
                     continue
                 if (
                     now - tracked.consumed_at_ms >= self.max_ms

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from orbitmq.broker import BrokerController
 from orbitmq.common.socket_address import advertised_host
+from orbitmq.common.topic_message_type import TopicMessageType
 from orbitmq.protocol.body.topic import TopicConfig
 from orbitmq.protocol.perm_name import is_readable, is_writeable
 from orbitmq.proxy.grpc_status import (
@@ -23,30 +24,16 @@ from orbitmq.proxy.grpc_status import (
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
 
-#: RocketMQ 5's ``TopicAttributes.TOPIC_MESSAGE_TYPE_ATTRIBUTE``.
-MESSAGE_TYPE_ATTRIBUTE: Final = "message.type"
 #: ``TopicMessageType`` -> the message types its queues accept (``parseTopicMessageType``).
-_ACCEPTED: Final[dict[str, list[Any]]] = {
-    "NORMAL": [d.NORMAL],
-    "FIFO": [d.FIFO],
-    "DELAY": [d.DELAY],
-    "TRANSACTION": [d.TRANSACTION],
-    "MIXED": [d.NORMAL, d.FIFO, d.DELAY, d.TRANSACTION],
+_ACCEPTED: Final[dict[TopicMessageType, list[Any]]] = {
+    TopicMessageType.NORMAL: [d.NORMAL],
+    TopicMessageType.FIFO: [d.FIFO],
+    TopicMessageType.DELAY: [d.DELAY],
+    TopicMessageType.TRANSACTION: [d.TRANSACTION],
+    TopicMessageType.MIXED: [d.NORMAL, d.FIFO, d.DELAY, d.TRANSACTION],
 }
 #: MixAll.MASTER_ID.
 MASTER_ID: Final = 0
-
-
-def topic_message_type(topic_config: TopicConfig) -> str:
-    """The topic's RocketMQ 5 message type (its ``message.type`` attribute; NORMAL when the
-    topic has none, as RocketMQ's ``TopicConfig.getTopicMessageType``). While this broker's
-    topics cannot carry a type at all, every topic is MIXED: the 5.x clients check a message
-    against its queue's accepted types before they have the server's settings, and would
-    refuse every FIFO, delay or transactional message to a NORMAL one."""
-    if not hasattr(topic_config, "attributes"):
-        return "MIXED"
-    attributes = getattr(topic_config, "attributes", None) or {}
-    return str(attributes.get(MESSAGE_TYPE_ATTRIBUTE, "NORMAL")).upper()
 
 
 def permission(perm: int) -> Any:
@@ -100,7 +87,7 @@ class RouteActivity:
     async def query_route(self, request: pb.QueryRouteRequest, context: Any) -> Any:
         validate_topic_name(request.topic.name)
         config = self._topic_config(request.topic.name)
-        accepted = _ACCEPTED.get(topic_message_type(config), [d.MESSAGE_TYPE_UNSPECIFIED])
+        accepted = _ACCEPTED.get(config.topic_message_type, [d.MESSAGE_TYPE_UNSPECIFIED])
         broker, topic, perm = self._broker(), request.topic, self._perm(config)
         reads, writes = config.read_queue_nums, config.write_queue_nums
         # genMessageQueueFromQueueData: read-only queues, then write-only, then both, ids

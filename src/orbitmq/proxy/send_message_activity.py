@@ -15,7 +15,7 @@ from orbitmq.broker import BrokerController
 from orbitmq.common.java_hash import java_string_hash
 from orbitmq.common.message import Message
 from orbitmq.common.message_decoder import encode_batch_messages, message_properties_to_string
-from orbitmq.common.topic import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
+from orbitmq.common.topic_message_type import send_type_problem
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body.topic import TopicConfig
 from orbitmq.protocol.header.send import SendMessageRequestHeader, SendMessageResponseHeader
@@ -27,9 +27,8 @@ from orbitmq.proxy.grpc_status import (
     status_of_response,
     validate_topic_name,
 )
-from orbitmq.proxy.message_converter import message_properties, message_sys_flag, message_type_of
+from orbitmq.proxy.message_converter import message_properties, message_sys_flag
 from orbitmq.proxy.proxy_context import LocalChannel, peer_address
-from orbitmq.proxy.route_activity import topic_message_type
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
 
@@ -130,23 +129,14 @@ class SendMessageActivity:
 
     def _check_message_types(self, config: TopicConfig, messages: list[Message]) -> None:
         """``ProducerProcessor``'s check (enableTopicMessageTypeCheck): a message must be of
-        its topic's type (any type on a MIXED topic). Retry and DLQ topics are not checked."""
-        if not getattr(self.broker.broker_config, "enable_topic_message_type_check", True):
+        its topic's type (any type on a MIXED topic; NORMAL when the topic declares none)."""
+        if not self.broker.broker_config.enable_topic_message_type_check:
             return
-        if not hasattr(config, "attributes"):
-            return  # this broker's topics carry no message types yet
-        name = config.topic_name
-        if name.startswith((RETRY_GROUP_TOPIC_PREFIX, DLQ_GROUP_TOPIC_PREFIX)):
-            return
-        expected = topic_message_type(config)
+        topic_type = config.topic_message_type
         for message in messages:
-            actual = message_type_of(message.properties)
-            if expected not in (actual, "MIXED"):
-                raise GrpcProxyError(
-                    d.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
-                    "TopicMessageType validate failed, the expected type is "
-                    f"{expected}, but actual type is {actual}",
-                )
+            problem = send_type_problem(config.topic_name, topic_type, message.properties)
+            if problem is not None:
+                raise GrpcProxyError(d.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, problem)
 
     def _select_queue(self, config: TopicConfig, messages: Any) -> int:
         """A message group (of a lone message) picks its queue by consistent hash; the rest

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
 import grpc
@@ -71,6 +71,9 @@ class TelemetryActivity:
         self.producer_manager = producer_manager
         self.consumer_manager = consumer_manager
         self._validator = validator
+        #: Hears of each client whose stream ended and who is gone (its id): the receive
+        #: side gives its auto-renewed messages back.
+        self.on_unregistered: Callable[[str], Awaitable[None]] | None = None
 
     async def telemetry(self, requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
         """Serve one stream until the client ends it (or the call is cancelled): its
@@ -87,6 +90,7 @@ class TelemetryActivity:
         reader = asyncio.create_task(
             self._read(channel, metadata, requests, context), name=f"telemetry {client_id}"
         )
+        outbound: asyncio.Future[Any] | None = None
         try:
             while True:
                 outbound = asyncio.ensure_future(channel.next_command())
@@ -94,18 +98,23 @@ class TelemetryActivity:
                 if outbound.done():
                     yield outbound.result()
                     continue
-                outbound.cancel()
                 problem = reader.result()
                 if problem is not None:
                     await context.abort(*problem)
                 return  # the client ended its side: so does the server
         finally:
+            # Also when the call is cancelled mid-wait: no task may outlive the stream.
+            if outbound is not None:
+                outbound.cancel()
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, grpc.RpcError):
                 await reader
             channel.stream_closed()
             if not channel.is_active:
                 self.unregister(channel)
+                if self.on_unregistered is not None:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await self.on_unregistered(channel.client_id)
 
     async def _read(
         self,

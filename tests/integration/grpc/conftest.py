@@ -55,16 +55,15 @@ async def create_topic(
     perm: int = 6,
     read_queues: int | None = None,
 ) -> TopicConfig:
-    """A topic as RocketMQ 5 admins create it (``+message.type=...`` when this broker's
-    TopicConfig carries attributes), registered with the name server."""
+    """A topic as RocketMQ 5 admins create it (``+message.type=...``), registered with the
+    name server."""
     config = TopicConfig(
         topic_name=name,
         read_queue_nums=queues if read_queues is None else read_queues,
         write_queue_nums=queues,
         perm=perm,
     )
-    if hasattr(config, "attributes"):
-        config.attributes = {"message.type": message_type}
+    config.attributes = {"message.type": message_type}
     broker.topic_config_manager.update_topic_config(config)
     # Registered with the name server at once, so that remoting clients find its route.
     await broker.registration_service.register_now()

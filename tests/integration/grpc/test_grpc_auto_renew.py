@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orbitmq.proxy.receipt_handle import ReceiptHandle
+from orbitmq.proxy.receipt_handle import decode_receipt_handle
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
 from tests.integration.grpc.conftest import CLIENT_METADATA, GrpcCluster, create_topic
@@ -21,7 +21,7 @@ async def test_a_renewed_message_is_acked_with_the_handle_received(
     _, [message], _ = await receive(grpc_cluster, "RenewTopic", auto_renew=True)
     renewals = grpc_cluster.endpoint.application.consumer.renewals
     assert len(renewals) == 1
-    received = ReceiptHandle.decode(message.system_properties.receipt_handle)
+    received = decode_receipt_handle(message.system_properties.receipt_handle)
     # The default invisible time (60 s) ends within a wide renewal window: renew now.
     renewals.ahead_ms = 120_000
     await renewals.renew_due()
@@ -29,7 +29,7 @@ async def test_a_renewed_message_is_acked_with_the_handle_received(
     message_id = message.system_properties.message_id
     renewed = renewals.current(client_id, GROUP, message_id)
     assert renewed is not None
-    assert renewed.extra_info.revive_time > received.extra_info.revive_time
+    assert renewed.extra.revive_time > received.extra.revive_time
     # Invisible still, to the group's other receives.
     status, messages, _ = await receive(grpc_cluster, "RenewTopic", polling_s=5)
     assert (status.code, messages) == (d.MESSAGE_NOT_FOUND, [])
@@ -63,3 +63,30 @@ async def test_a_terminated_clients_messages_come_back(grpc_cluster: GrpcCluster
     [back] = again
     assert back.system_properties.message_id == message.system_properties.message_id
     assert back.system_properties.delivery_attempt == 2
+
+
+async def test_a_client_whose_telemetry_ends_gets_its_messages_back(
+    grpc_cluster: GrpcCluster,
+) -> None:
+    """A client that disappears without NotifyClientTermination (its process killed, its
+    stream cut) is gone once its Telemetry stream ends: its renewed messages come back."""
+    await create_topic(grpc_cluster.broker, "GoneTopic")
+    await produce(grpc_cluster, "GoneTopic", 1)
+    client_id = dict(CLIENT_METADATA)["x-mq-client-id"]
+    call: Any = grpc_cluster.stub.Telemetry(metadata=CLIENT_METADATA)  # type: ignore[call-arg]
+    settings = d.Settings(
+        client_type=d.PUSH_CONSUMER, subscription=d.Subscription(group=d.Resource(name=GROUP))
+    )
+    await call.write(pb.TelemetryCommand(settings=settings))
+    assert (await call.read()).status.code == d.OK
+    _, [message], _ = await receive(grpc_cluster, "GoneTopic", auto_renew=True)
+    renewals = grpc_cluster.endpoint.application.consumer.renewals
+    assert renewals.current(client_id, GROUP, message.system_properties.message_id) is not None
+    call.cancel()
+    again: list[d.Message] = []
+    while not again:
+        _, again, _ = await receive(grpc_cluster, "GoneTopic", polling_s=5)
+    [back] = again
+    assert back.system_properties.message_id == message.system_properties.message_id
+    assert back.system_properties.delivery_attempt == 2
+    assert len(renewals) == 0

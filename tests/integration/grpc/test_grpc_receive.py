@@ -14,7 +14,7 @@ from google.protobuf.duration_pb2 import Duration
 
 from orbitmq.client import Producer
 from orbitmq.common import Message
-from orbitmq.proxy.receipt_handle import ReceiptHandle
+from orbitmq.proxy.receipt_handle import decode_receipt_handle
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
 from tests.eventually import eventually_async
@@ -103,8 +103,8 @@ async def test_sent_over_remoting_received_over_grpc_and_acked(grpc_cluster: Grp
         assert dict(message.user_properties) == {"seq": str(i)}
         assert message.system_properties.delivery_attempt == 1
         assert message.system_properties.message_type == d.NORMAL
-        handle = ReceiptHandle.decode(message.system_properties.receipt_handle)
-        assert handle.extra_info.queue_offset == message.system_properties.queue_offset
+        handle = decode_receipt_handle(message.system_properties.receipt_handle)
+        assert handle.extra.queue_offset == message.system_properties.queue_offset
     acked = await ack(grpc_cluster, "PopTopic", *got)
     assert acked.status.code == d.OK
     assert [e.status.code for e in acked.entries] == [d.OK] * 4

@@ -15,7 +15,6 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from orbitmq.client import LitePullConsumer
 from orbitmq.common import MessageExt
 from orbitmq.common import message_const as mc
-from orbitmq.protocol.body.topic import TopicConfig
 from orbitmq.proxy.send_message_activity import consistent_hash
 from orbitmq.proxy.v2 import definition_pb2 as d
 from orbitmq.proxy.v2 import service_pb2 as pb
@@ -76,10 +75,7 @@ async def test_query_route_lists_every_queue_with_this_endpoint(grpc_cluster: Gr
         assert queue.broker.id == 0
         [address] = queue.broker.endpoints.addresses
         assert (address.host, address.port) == ("127.0.0.1", grpc_cluster.endpoint.port)
-        # NORMAL where topics carry a type; every type while they cannot (MIXED).
-        typed = hasattr(TopicConfig(), "attributes")
-        accepted = [d.NORMAL] if typed else [d.NORMAL, d.FIFO, d.DELAY, d.TRANSACTION]
-        assert list(queue.accept_message_types) == accepted
+        assert list(queue.accept_message_types) == [d.NORMAL]
 
 
 async def test_query_route_of_a_missing_or_bad_topic(grpc_cluster: GrpcCluster) -> None:

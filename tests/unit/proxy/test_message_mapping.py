@@ -10,16 +10,16 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from orbitmq.common import MessageExt
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.topic_message_type import TopicMessageType, message_type_of
 from orbitmq.protocol.pop_extra_info import ExtraInfo
 from orbitmq.proxy.grpc_status import GrpcProxyError
 from orbitmq.proxy.message_builder import build_message
 from orbitmq.proxy.message_converter import (
     message_properties,
     message_sys_flag,
-    message_type_of,
     timestamp_ms,
 )
-from orbitmq.proxy.receipt_handle import ReceiptHandle
+from orbitmq.proxy.receipt_handle import decode_receipt_handle
 from orbitmq.proxy.send_message_activity import consistent_hash
 from orbitmq.proxy.v2 import definition_pb2 as d
 
@@ -72,7 +72,7 @@ def test_transactional_and_compressed_messages() -> None:
     assert properties[mc.PROPERTY_TRANSACTION_PREPARED] == "true"
     assert properties[mc.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS] == "7"
     assert message_sys_flag(message) == sf.COMPRESSED_FLAG | sf.TRANSACTION_PREPARED_TYPE
-    assert message_type_of(properties) == "TRANSACTION"
+    assert message_type_of(properties) is TopicMessageType.TRANSACTION
 
 
 def test_refused_properties() -> None:
@@ -121,14 +121,16 @@ def test_stored_message_to_grpc() -> None:
 
 
 def test_receipt_handle() -> None:
-    handle = ReceiptHandle.decode("3 1000 30000 2 0 broker-a 1 5 1234")
-    assert handle.extra_info == ExtraInfo(3, 1000, 30000, 2, "0", "broker-a", 1, 5)
+    handle = decode_receipt_handle("3 1000 30000 2 0 broker-a 1 5 1234")
+    assert handle.extra == ExtraInfo(3, 1000, 30000, 2, "0", "broker-a", 1, 5)
     assert (handle.commit_log_offset, handle.queue_offset) == (1234, 5)
     assert handle.encode() == "3 1000 30000 2 0 broker-a 1 5 1234"
     assert handle.is_expired(31_000) and not handle.is_expired(30_999)
-    for forged in ("", "x", "3 1000 30000 2 0 broker-a 1 5", "3 1000 30000 2 9 b 1 5 1"):
+    # Eight fields are a handle without its commit log offset, as RocketMQ reads them.
+    assert decode_receipt_handle("3 1000 30000 2 0 broker-a 1 5").commit_log_offset == -1
+    for forged in ("", "x", "3 1000 30000 2 0 broker-a 1", "3 1000 30000 2 9 b 1 5 1"):
         with pytest.raises(GrpcProxyError) as caught:
-            ReceiptHandle.decode(forged)
+            decode_receipt_handle(forged)
         assert caught.value.code == d.INVALID_RECEIPT_HANDLE
 
 
