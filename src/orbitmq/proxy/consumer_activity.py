@@ -334,6 +334,10 @@ class ConsumerActivity:
         response = await self._pop.ack_message_processor.process_request(channel, command)
         if response.code == ResponseCode.SUCCESS:
             return OK_STATUS
+        if response.code == ResponseCode.INVALID_PARAMETER:
+            # The broker's reason (another broker's handle, a revive queue it does not
+            # have): the handle is not one this endpoint can ack.
+            return status(d.INVALID_RECEIPT_HANDLE, response.remark or "receipt handle is invalid")
         return status(d.INTERNAL_SERVER_ERROR, "ack failed: status is abnormal")
 
     async def ack_message(self, request: pb.AckMessageRequest, context: Any) -> Any:

@@ -264,3 +264,26 @@ async def test_change_and_forward_refusals(grpc_cluster: GrpcCluster) -> None:
         d.INVALID_RECEIPT_HANDLE,
         "receipt handle is expired",
     )
+
+
+async def test_a_handle_of_another_broker_is_refused_and_acks_nothing(
+    grpc_cluster: GrpcCluster,
+) -> None:
+    """A well-formed, unexpired handle naming another broker: refused with the reason; the
+    message popped here stays unacked (it comes back after its invisible time)."""
+    await create_topic(grpc_cluster.broker, "ForeignTopic")
+    await produce(grpc_cluster, "ForeignTopic", 1)
+    _, [message], _ = await receive(grpc_cluster, "ForeignTopic")
+    handle = decode_receipt_handle(message.system_properties.receipt_handle)
+    revive = grpc_cluster.broker.pop.revive_service
+    assert revive.in_flight == 1
+    received = message.system_properties.receipt_handle
+    message.system_properties.receipt_handle = handle.encode().replace(" broker-a ", " broker-z ")
+    refused = await ack(grpc_cluster, "ForeignTopic", message)
+    [entry] = refused.entries
+    assert entry.status.code == d.INVALID_RECEIPT_HANDLE
+    assert "broker-z" in entry.status.message
+    assert revive.in_flight == 1
+    message.system_properties.receipt_handle = received
+    assert (await ack(grpc_cluster, "ForeignTopic", message)).status.code == d.OK
+    assert revive.in_flight == 0
