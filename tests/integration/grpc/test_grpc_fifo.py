@@ -150,3 +150,31 @@ async def test_a_message_past_its_max_attempts_lands_in_the_dlq(grpc_cluster: Gr
     dead = decode_message(record)
     assert dead.body == b"poison-0"
     assert dead.properties[mc.PROPERTY_SHARDING_KEY] == "poison"
+
+
+async def test_forwarding_to_the_dlq_lets_the_message_group_go_on(
+    grpc_cluster: GrpcCluster,
+) -> None:
+    """What a FIFO PushConsumer does after its local retries: ForwardMessageToDeadLetterQueue
+    moves the message to %DLQ%group and acks it, and the group's next message comes."""
+    g = grpc_cluster
+    await create_topic(g.broker, "FifoForwardTopic", "FIFO", queues=QUEUES)
+    group = fifo_group(g, "fifo-forward-group")
+    await send_fifo(g, "FifoForwardTopic", "forwarded", 2)
+    status, [message] = await receive(g, "FifoForwardTopic", group)
+    assert (status.code, message.body) == (d.OK, b"forwarded-0")
+    forwarded = await g.stub.ForwardMessageToDeadLetterQueue(
+        pb.ForwardMessageToDeadLetterQueueRequest(
+            group=d.Resource(name=group),
+            topic=d.Resource(name="FifoForwardTopic"),
+            receipt_handle=message.system_properties.receipt_handle,
+            message_id=message.system_properties.message_id,
+            delivery_attempt=1,
+            max_delivery_attempts=17,
+        ),
+        metadata=CLIENT_METADATA,
+    )
+    assert forwarded.status.code == d.OK, forwarded.status
+    status, [following] = await receive(g, "FifoForwardTopic", group)
+    assert (status.code, following.body) == (d.OK, b"forwarded-1")
+    assert g.broker.message_store.get_max_offset_in_queue(f"%DLQ%{group}", 0) == 1
