@@ -77,6 +77,9 @@ class BrokerConfig:
     transaction_check_max: int = 15
     transaction_check_interval: int = 60_000
     reject_transaction_message: bool = False
+    #: RocketMQ 5.3's RECALL_MESSAGE (a producer cancels a delay message before its time):
+    #: off by default, as in RocketMQ; a recall is then answered NO_PERMISSION.
+    recall_message_enable: bool = False
     #: SQL92 subscriptions are served (docs/design/filters.md); off, they are refused.
     enable_property_filter: bool = False
     #: A group's retry topic is filtered by the group's SQL92 filters of the original

@@ -37,6 +37,7 @@ from orbitmq.broker.producer_manager import ProducerManager
 from orbitmq.broker.pull_message_processor import PullMessageProcessor, SubscriptionLookup
 from orbitmq.broker.query_message_processor import QueryMessageProcessor
 from orbitmq.broker.rebalance_lock_manager import RebalanceLockManager
+from orbitmq.broker.recall_message_processor import RecallMessageProcessor
 from orbitmq.broker.replication import Replication
 from orbitmq.broker.schedule_message_service import ScheduleMessageService
 from orbitmq.broker.send_message_back_processor import SendMessageBackProcessor
@@ -217,8 +218,7 @@ class BrokerController(AsyncLifetime):
     def _build_replication(self, fs: FileSystem) -> None:
         """Replication and the name-server registration that tells a slave its master."""
         broker_config, store_config = self.broker_config, self.store_config
-        # Where a slave's master is: learned from each registration's answer (RocketMQ's
-        # RegisterBrokerResult), read by the metadata sync and the HA client.
+        # A slave's master: from each registration's answer; read by metadata sync and HA.
         self.master_address = MasterAddress()
         self._delay_offset_file = ConfigFile(store_config.config_file("delayOffset"), fs)
         self.slave_synchronize: SlaveSynchronize | None = None
@@ -233,8 +233,7 @@ class BrokerController(AsyncLifetime):
                 outer_api=BrokerOuterAPI(tls=self.tls),
             )
         self.replication = Replication(broker_config, self.message_store)
-        # Name-server registration: at start, every registerNameServerPeriod and when a
-        # send creates a topic (the lambdas). The address is the bound one.
+        # Name-server registration: at start, every period, when a send creates a topic.
         self.registration_service = NamesrvRegistrationService(
             BrokerOuterAPI(tls=self.tls),
             broker_config.namesrv_addresses,
@@ -311,14 +310,14 @@ class BrokerController(AsyncLifetime):
             stats=self.broker_stats_manager,
         )
         self.query_message_processor = QueryMessageProcessor(store_config, store)
+        self.recall_message_processor = RecallMessageProcessor.of(self)
         self._build_admin_processors()
 
     def _build_admin_processors(self) -> None:
         """The admin requests' processors."""
         broker_config, store = self.broker_config, self.message_store
         store_config = self.store_config
-        # Admin requests and the orderly-consumption queue locks (RocketMQ's
-        # AdminBrokerProcessor on its adminBrokerExecutor).
+        # Admin requests, orderly-consumption queue locks (RocketMQ's AdminBrokerProcessor).
         self.admin_broker_processor = AdminBrokerProcessor(
             store,
             self.topic_config_manager,
@@ -406,6 +405,7 @@ class BrokerController(AsyncLifetime):
             (self.send_message_processor, SendMessageProcessor.REQUEST_CODES, send),
             (self.send_message_back_processor, SendMessageBackProcessor.REQUEST_CODES, send),
             (self.end_transaction_processor, EndTransactionProcessor.REQUEST_CODES, send),
+            (self.recall_message_processor, RecallMessageProcessor.REQUEST_CODES, send),
             (self.query_message_processor, QueryMessageProcessor.REQUEST_CODES, query),
             (self.pull_message_processor, PullMessageProcessor.REQUEST_CODES, pull),
             (self.client_manage_processor, ClientManageProcessor.REQUEST_CODES, heartbeat),

@@ -15,6 +15,7 @@ HEART_BEAT (34)                SUB on each consumer group and each topic it subs
 UNREGISTER_CLIENT (35)         SUB on group ``consumerGroup``
 GET_CONSUMER_LIST_BY_GROUP (38)  SUB on group ``consumerGroup``
 UPDATE_CONSUMER_OFFSET (15)    SUB on group ``consumerGroup`` and on ``topic``
+RECALL_MESSAGE (370)           PUB on ``topic`` (RocketMQ 5.3's action for it)
 =============================  =========================================================
 """
 
@@ -85,6 +86,7 @@ _NEEDS: dict[int, Callable[[PlainAccessResource, RemotingCommand], None]] = {
     RequestCode.UNREGISTER_CLIENT: _groups("consumerGroup"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: _groups("consumerGroup"),
     RequestCode.UPDATE_CONSUMER_OFFSET: _subs("topic", "consumerGroup"),
+    RequestCode.RECALL_MESSAGE: _send("topic", "producerGroup"),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Final
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_stats_manager import BrokerStatsManager
 from orbitmq.broker.metrics import MessageCounters
+from orbitmq.broker.recall_message_processor import recall_handle_of
 from orbitmq.broker.send_queue import SendQueue
 from orbitmq.broker.store_stats_service import StoreStatsService
 from orbitmq.broker.subscription_group_manager import SubscriptionGroupManager
@@ -205,7 +206,7 @@ class SendMessageProcessor:
             counters.record_in(topic, properties, append.msg_num, append.wrote_bytes)
         if self.stats is not None:
             _count_put(self.stats, topic, result, began)
-        return self._answer(response, result, queue_id)
+        return self._answer(response, result, queue_id, None if header.batch else msg)
 
     def _stage(
         self, msg: MessageExtBrokerInner, response: RemotingCommand
@@ -384,8 +385,14 @@ class SendMessageProcessor:
         return dlq_config
 
     def _answer(
-        self, response: RemotingCommand, result: PutMessageResult, queue_id: int
+        self,
+        response: RemotingCommand,
+        result: PutMessageResult,
+        queue_id: int,
+        msg: MessageExtBrokerInner | None,
     ) -> RemotingCommand:
+        """The answer to a put; a timer message (``msg``, not a batch) gets its recall
+        handle (RocketMQ 5.3's ``attachRecallHandle``)."""
         code, remark = self._answers.get(
             result.status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
         )
@@ -394,7 +401,12 @@ class SendMessageProcessor:
         if result.is_ok and append is not None:
             response.remark = None
             header = SendMessageResponseHeader(
-                msg_id=append.msg_id, queue_id=queue_id, queue_offset=append.logics_offset
+                msg_id=append.msg_id,
+                queue_id=queue_id,
+                queue_offset=append.logics_offset,
+                recall_handle=(
+                    None if msg is None else recall_handle_of(msg, self.broker_config.broker_name)
+                ),
             )
             response.ext_fields.update(header.to_ext_fields())
             return response

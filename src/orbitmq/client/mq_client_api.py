@@ -54,6 +54,8 @@ from orbitmq.protocol.header import (
     QueryConsumerOffsetRequestHeader,
     QueryConsumerOffsetResponseHeader,
     QueryMessageRequestHeader,
+    RecallMessageRequestHeader,
+    RecallMessageResponseHeader,
     SearchOffsetRequestHeader,
     SearchOffsetResponseHeader,
     SendMessageRequestHeader,
@@ -372,6 +374,16 @@ class MQClientAPI:
         if response.code != ResponseCode.SUCCESS:
             raise MQBrokerError.for_response(response, addr)
 
+    async def recall_message(
+        self, addr: str, header: RecallMessageRequestHeader, timeout_s: float
+    ) -> str:
+        """RECALL_MESSAGE (370, RocketMQ 5.3): cancel a delay message before its time; the
+        recalled message's unique id. A refusal raises MQBrokerError."""
+        response = await self._ok(
+            addr, RequestCode.RECALL_MESSAGE, header.to_ext_fields(), b"", timeout_s
+        )
+        return RecallMessageResponseHeader.from_ext_fields(response.ext_fields).msg_id
+
     # -- retry and queue locks -------------------------------------------------------------
 
     async def consumer_send_message_back(
@@ -490,6 +502,7 @@ def send_result_from(
         region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, mc.DEFAULT_TRACE_REGION_ID),
         trace_on=response.ext_fields.get(mc.PROPERTY_TRACE_SWITCH, "true") != "false",
         transaction_id=answer.transaction_id,
+        recall_handle=answer.recall_handle,
     )
 
 

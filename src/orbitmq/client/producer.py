@@ -45,13 +45,14 @@ from orbitmq.common import (
 )
 from orbitmq.common import message_const as mc
 from orbitmq.common import sys_flag as sf
+from orbitmq.common.recall_message_handle import RecallHandleError, RecallMessageHandle
 from orbitmq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
     RETRY_GROUP_TOPIC_PREFIX,
     send_forbidden_remark,
     topic_problem,
 )
-from orbitmq.protocol.header import SendMessageRequestHeader
+from orbitmq.protocol.header import RecallMessageRequestHeader, SendMessageRequestHeader
 from orbitmq.remoting import RemotingError
 
 log = logging.getLogger(__name__)
@@ -347,6 +348,25 @@ class Producer(AsyncLifetime):
                 )
 
         await asyncio.gather(*(run(s) for s in sequences))
+
+    async def recall_message(self, topic: str, recall_handle: str) -> str:
+        """Cancel a delay message before its time (RECALL_MESSAGE, RocketMQ 5.3) with the
+        ``recall_handle`` of its SendResult; the recalled message's id. MQClientError for a
+        handle that does not decode, MQBrokerError for the broker's refusal (recalls off,
+        another topic, its time passed)."""
+        self._check_started()
+        try:
+            handle = RecallMessageHandle.decode(recall_handle)
+        except RecallHandleError as exc:
+            raise MQClientError(f"recall failed: {exc}") from exc
+        addr = await self.instance.find_broker_addr_or_fetch(handle.broker_name, topic)
+        header = RecallMessageRequestHeader(
+            producer_group=self.group,
+            topic=topic,
+            recall_handle=recall_handle,
+            broker_name=handle.broker_name,
+        )
+        return await self.instance.api.recall_message(addr, header, self.config.send_msg_timeout_s)
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         """The queues a send to ``topic`` may go to, in route order (RocketMQ's

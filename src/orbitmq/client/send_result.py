@@ -26,7 +26,8 @@ class SendResult:
     ``msg_id`` is the unique id the client gave it (UNIQ_KEY; for a batch the ids joined by
     commas), ``offset_msg_id`` the broker's id of its place in the commit log (store address
     and physical offset), ``queue_offset`` its offset in ``message_queue``'s consume queue (the
-    first message's for a batch)."""
+    first message's for a batch). ``recall_handle``: a delay (timer) message's handle for
+    ``Producer.recall_message`` (RocketMQ 5.3), None for any other."""
 
     send_status: SendStatus
     msg_id: str
@@ -36,3 +37,4 @@ class SendResult:
     region_id: str = DEFAULT_TRACE_REGION_ID
     trace_on: bool = True
     transaction_id: str | None = None
+    recall_handle: str | None = None

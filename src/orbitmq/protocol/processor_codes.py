@@ -64,6 +64,9 @@ SEND_MESSAGE_CODES: Final[frozenset[int]] = frozenset(
     }
 )
 SEND_MESSAGE_BACK_CODES: Final[frozenset[int]] = frozenset({RequestCode.CONSUMER_SEND_MSG_BACK})
+#: RocketMQ 5.3's RecallMessageProcessor (not among BROKER_REQUEST_CODES: a 4.x broker or an
+#: older 5.x one answers it REQUEST_CODE_NOT_SUPPORTED).
+RECALL_MESSAGE_CODES: Final[frozenset[int]] = frozenset({RequestCode.RECALL_MESSAGE})
 END_TRANSACTION_CODES: Final[frozenset[int]] = frozenset({RequestCode.END_TRANSACTION})
 QUERY_MESSAGE_CODES: Final[frozenset[int]] = frozenset(
     {

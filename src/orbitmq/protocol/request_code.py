@@ -107,6 +107,8 @@ class RequestCode(enum.IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    #: RocketMQ 5.3: cancel a delay message before its time (its send answer's handle).
+    RECALL_MESSAGE = 370
     #: RocketMQ 5's POP consumption: the broker keeps per-message invisibility (check points
     #: and acks in the revive log) instead of per-queue consumer offsets.
     POP_MESSAGE = 200050

@@ -19,6 +19,7 @@ from typing import Any, Final
 from orbitmq.broker import BrokerController
 from orbitmq.common import MessageExt, decode_messages
 from orbitmq.common import message_const as mc
+from orbitmq.common.message import SocketAddress
 from orbitmq.filter import Sql92ParseError, SubscriptionParseError, parse_sql92
 from orbitmq.filter.tag_filter import build_subscription
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
@@ -287,6 +288,10 @@ class ConsumerActivity:
         finally:
             channel.active = False
         popped = self._popped(response, topic)
+        if not isinstance(popped, d.Status):
+            popped = await self._past_max_attempts(
+                group, topic, popped, channel.remote_socket_address
+            )
         if request.auto_renew and not isinstance(popped, d.Status):
             for message in popped:
                 text = message.properties.get(mc.PROPERTY_POP_CK)
@@ -295,6 +300,37 @@ class ConsumerActivity:
                     handle = decode_receipt_handle(text)
                     self.renewals.add(client_id, group, topic, message_id, handle)
         return popped
+
+    async def _past_max_attempts(
+        self, group: str, topic: str, popped: list[MessageExt], remote: SocketAddress
+    ) -> list[MessageExt] | d.Status:
+        """The proxy's ``PopMessageResultFilterImpl``: a message already delivered the
+        group's max attempts (retryMaxTimes + 1, the consumer settings' backoff policy) goes
+        to %DLQ%group instead of to the client. It matters for FIFO groups: an orderly
+        message is never moved to a retry topic by the broker, only handed out again, its
+        attempts counted by the broker's ConsumerOrderInfoManager."""
+        config = self.broker.subscription_group_manager.find_subscription_group_config(group)
+        if config is None:
+            return popped
+        max_attempts = config.retry_max_times + 1
+        kept = []
+        for message in popped:
+            text = message.properties.get(mc.PROPERTY_POP_CK)
+            if message.reconsume_times < max_attempts or not text:
+                kept.append(message)
+                continue
+            message_id = message.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "")
+            handle = decode_receipt_handle(text)
+            answer = await self._to_dlq(group, topic, handle, message_id, 0, remote)
+            if answer.code != d.OK:  # not moved: the client gets it, as the proxy does
+                log.warning(
+                    "could not move %s of group %s to its DLQ: %s",
+                    message_id,
+                    group,
+                    answer.message,
+                )
+                kept.append(message)
+        return kept or status(d.MESSAGE_NOT_FOUND, "no match message")
 
     def _popped(self, response: RemotingCommand, topic: str) -> list[MessageExt] | d.Status:
         """``LocalMessageService.popMessage`` and the stream writer's codes."""
@@ -319,7 +355,9 @@ class ConsumerActivity:
             raise GrpcProxyError(d.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
         return handle
 
-    async def _ack(self, group: str, topic: str, handle: ReceiptHandle, context: Any) -> d.Status:
+    async def _ack(
+        self, group: str, topic: str, handle: ReceiptHandle, remote: SocketAddress
+    ) -> d.Status:
         extra = handle.extra
         header = AckMessageRequestHeader(
             consumer_group=group,
@@ -330,8 +368,9 @@ class ConsumerActivity:
             broker_name=None,
         )
         command = RemotingCommand.create_request(RequestCode.ACK_MESSAGE, header.to_ext_fields())
-        channel = LocalChannel(peer_address(context.peer()))
-        response = await self._pop.ack_message_processor.process_request(channel, command)
+        response = await self._pop.ack_message_processor.process_request(
+            LocalChannel(remote), command
+        )
         if response.code == ResponseCode.SUCCESS:
             return OK_STATUS
         if response.code == ResponseCode.INVALID_PARAMETER:
@@ -348,7 +387,7 @@ class ConsumerActivity:
         for entry in request.entries:
             try:
                 handle = self._current(context, group, entry.message_id, entry.receipt_handle)
-                result = await self._ack(group, topic, handle, context)
+                result = await self._ack(group, topic, handle, peer_address(context.peer()))
             except Exception as exc:
                 result = status_of(exc)
             entries.append(
@@ -447,30 +486,43 @@ class ConsumerActivity:
         validate_topic_name(topic)
         validate_consumer_group(group)
         handle = self._current(context, group, request.message_id, request.receipt_handle)
+        remote = peer_address(context.peer())
+        answer = await self._to_dlq(
+            group, topic, handle, request.message_id, request.max_delivery_attempts, remote
+        )
+        return pb.ForwardMessageToDeadLetterQueueResponse(status=answer)
+
+    async def _to_dlq(
+        self,
+        group: str,
+        topic: str,
+        handle: ReceiptHandle,
+        message_id: str,
+        max_reconsume_times: int,
+        remote: SocketAddress,
+    ) -> d.Status:
+        """CONSUMER_SEND_MSG_BACK with delay level -1 (straight to %DLQ%group), then an ack
+        of the popped original, so it never comes back (``ProducerProcessor``'s
+        ``forwardMessageToDeadLetterQueue``)."""
         header = ConsumerSendMsgBackRequestHeader(
             offset=handle.commit_log_offset,
             group=group,
             delay_level=-1,
-            origin_msg_id=request.message_id,
+            origin_msg_id=message_id,
             origin_topic=handle.extra.real_topic(topic, group),
             unit_mode=False,
-            max_reconsume_times=request.max_delivery_attempts,
+            max_reconsume_times=max_reconsume_times,
             broker_name=None,
         )
         command = RemotingCommand.create_request(
             RequestCode.CONSUMER_SEND_MSG_BACK, header.to_ext_fields()
         )
-        channel = LocalChannel(peer_address(context.peer()))
         processor = self.broker.send_message_back_processor
-        response = await processor.process_request(channel, command)
+        response = await processor.process_request(LocalChannel(remote), command)
         if response is None or response.code != ResponseCode.SUCCESS:
             code, remark = (
                 (-1, "no answer") if response is None else (response.code, response.remark)
             )
-            return pb.ForwardMessageToDeadLetterQueueResponse(
-                status=status_of_response(code, remark)
-            )
+            return status_of_response(code, remark)
         # In the dead letter queue now: the popped original must not come back.
-        return pb.ForwardMessageToDeadLetterQueueResponse(
-            status=await self._ack(group, topic, handle, context)
-        )
+        return await self._ack(group, topic, handle, remote)

@@ -235,7 +235,7 @@ _NEEDS: Final[dict[str, tuple[_Needs | None, int]]] = {
     "EndTransactionRequest": (_publish, RequestCode.END_TRANSACTION),
     "NotifyClientTerminationRequest": (_terminate, RequestCode.UNREGISTER_CLIENT),
     "ChangeInvisibleDurationRequest": (_group_and_topic, RequestCode.CONSUMER_SEND_MSG_BACK),
-    "RecallMessageRequest": (_publish, RequestCode.SEND_MESSAGE_V2),
+    "RecallMessageRequest": (_publish, RequestCode.RECALL_MESSAGE),
     "TelemetryCommand": (_telemetry, RequestCode.HEART_BEAT),
 }
 

@@ -18,6 +18,7 @@ from orbitmq.proxy.consumer_activity import ConsumerActivity
 from orbitmq.proxy.grpc_client_services import GrpcClientServices, half_transaction_id
 from orbitmq.proxy.grpc_status import status_of
 from orbitmq.proxy.messaging_service import METHODS, Behaviour, Context, UnaryBehaviour
+from orbitmq.proxy.recall_message_activity import RecallMessageActivity
 from orbitmq.proxy.route_activity import RouteActivity
 from orbitmq.proxy.send_message_activity import SendMessageActivity
 
@@ -50,6 +51,7 @@ class GrpcMessagingApplication:
         self.route = RouteActivity(broker, endpoint_port)
         self.send = SendMessageActivity(broker, transaction_id_of=half_transaction_id)
         self.consumer = ConsumerActivity(broker)
+        self.recall = RecallMessageActivity(broker)
         # A client that terminates gets its auto-renewed messages back to its group.
         self.client = ClientActivity(
             broker,
@@ -78,6 +80,7 @@ class GrpcMessagingApplication:
             "ChangeInvisibleDuration": self.consumer.change_invisible_duration,
             "ForwardMessageToDeadLetterQueue": self.consumer.forward_message_to_dead_letter_queue,
             "EndTransaction": self.clients.end_transaction_behaviour,
+            "RecallMessage": self.recall.recall_message,
         }
         served: dict[str, Behaviour] = {
             name: answering(name, behaviour) for name, behaviour in unary.items()

@@ -174,6 +174,8 @@ class SendMessageActivity:
                     message_id=message_id,
                     offset=offset,
                     transaction_id=transaction_id,
+                    # A delay message's (RocketMQ 5.3); a batch is never one.
+                    recall_handle=header.recall_handle or "",
                 )
             entries.append(entry)
         overall = OK_STATUS if problem is None else entries[0].status

@@ -32,7 +32,7 @@ from orbitmq.store.recovery import RecoveryReport
 from orbitmq.store.reput_message_service import MessageArrivingListener
 from orbitmq.store.store_checkpoint import StoreCheckpoint
 from orbitmq.store.store_lock import StoreLock, StoreLockedError, store_holder_pid
-from orbitmq.store.timer import TimerMessageStore
+from orbitmq.store.timer import TimerMessageStore, build_delete_key
 
 __all__ = [
     "CQ_STORE_UNIT_SIZE",
@@ -69,6 +69,7 @@ __all__ = [
     "StoreLock",
     "StoreLockedError",
     "TimerMessageStore",
+    "build_delete_key",
     "clean_expired_consume_queues",
     "parse_records",
     "store_holder_pid",

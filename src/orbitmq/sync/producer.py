@@ -47,6 +47,7 @@ class Producer(GroupFacade[AsyncProducer, ProducerConfig]):
     send = blocking(AsyncProducer.send, wait_s=_send_wait_s)
     send_oneway = blocking(AsyncProducer.send_oneway, wait_s=_send_wait_s)
     send_half = blocking(AsyncProducer.send_half, wait_s=_send_wait_s)
+    recall_message = blocking(AsyncProducer.recall_message, wait_s=_send_wait_s)
 
     def end_transactions(
         self,

@@ -122,7 +122,8 @@ def test_past_time_is_stored_at_once_and_beyond_the_max_is_refused(
     bad = store.put_message(_timer(b"bad", {mc.PROPERTY_TIMER_DELAY_SEC: "soon"}))
     assert bad.status is PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL
     assert bad.remark == "timer message illegal: TIMER_DELAY_SEC='soon' is not an integer"
-    cancel = {mc.PROPERTY_TIMER_DELAY_MS: "10", mc.PROPERTY_TIMER_DEL_UNIQKEY: "k"}
+    # A recall marker for a time passed: its timer is delivered already, or about to be.
+    cancel = {mc.PROPERTY_TIMER_DELIVER_MS: str(START_MS), mc.PROPERTY_TIMER_DEL_UNIQKEY: "k"}
     refused = store.put_message(_timer(b"cancel", cancel))
     assert refused.status is PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL
     assert "TIMER_DEL_UNIQKEY" in (refused.remark or "")

@@ -247,3 +247,14 @@ def test_a_bad_file_is_named_at_load_and_keeps_the_old_rules_on_reload(tmp_path:
     acl_file.write_text("accounts: [unclosed\n")
     assert manager.check_files() is False  # reported, not loaded
     PlainAccessValidator(manager).do_before_request(PEER, send("topicB"))
+
+
+def test_a_recall_needs_pub_on_its_topic(validator: PlainAccessValidator) -> None:
+    """RECALL_MESSAGE (RocketMQ 5.3): PUB on ``topic``, as a send."""
+
+    def recall(topic: str) -> RemotingCommand:
+        fields = {"producerGroup": "PID_A", "topic": topic, "recallHandle": "h"}
+        return request(RequestCode.RECALL_MESSAGE, fields)
+
+    validator.do_before_request(PEER, recall("topicP"))  # PUB
+    assert "topic:topicC" in refusal(validator, recall("topicC"))  # SUB only

@@ -100,6 +100,8 @@ from orbitmq.protocol.header.query import (
     ViewMessageRequestHeader,
 )
 from orbitmq.protocol.header.send import (
+    RecallMessageRequestHeader,
+    RecallMessageResponseHeader,
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
@@ -173,6 +175,8 @@ __all__ = [
     "QueryMessageRequestHeader",
     "QueryMessageResponseHeader",
     "QueryTopicConsumeByWhoRequestHeader",
+    "RecallMessageRequestHeader",
+    "RecallMessageResponseHeader",
     "RegisterBrokerRequestHeader",
     "RegisterBrokerResponseHeader",
     "ResetOffsetRequestHeader",

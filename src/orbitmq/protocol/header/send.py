@@ -1,4 +1,5 @@
-"""Headers of SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
+"""Headers of SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320), and
+of RECALL_MESSAGE (370, RocketMQ 5.3), which cancels a delay message sent before its time.
 
 Code 10 carries SendMessageRequestHeader under its long key names; codes 310 and 320 carry
 the same fields as SendMessageRequestHeaderV2 under one-letter keys, which saves bytes on
@@ -71,3 +72,21 @@ class SendMessageResponseHeader(CommandHeader):
     queue_id: Int32 = ext_field("queueId")
     queue_offset: int = ext_field("queueOffset")
     transaction_id: str | None = ext_field("transactionId", default=None)
+    #: RocketMQ 5.3: a delay (timer) message's recall handle, for RECALL_MESSAGE.
+    recall_handle: str | None = ext_field("recallHandle", default=None)
+
+
+class RecallMessageRequestHeader(CommandHeader):
+    """Cancel the delay message a recall handle names (a send answer's ``recallHandle``)
+    on ``topic``, its real topic. ``broker_name`` (``bname``): the broker addressed."""
+
+    producer_group: str | None = ext_field("producerGroup", default=None)
+    topic: str = ext_field("topic")
+    recall_handle: str = ext_field("recallHandle")
+    broker_name: str | None = ext_field("bname", default=None)
+
+
+class RecallMessageResponseHeader(CommandHeader):
+    """The recalled message's unique id (its UNIQ_KEY)."""
+
+    msg_id: str = ext_field("msgId")

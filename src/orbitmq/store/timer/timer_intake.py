@@ -45,6 +45,12 @@ def is_timer_message(msg: MessageExtBrokerInner) -> bool:
     return any(key in properties for key in TIMER_REQUEST_PROPERTIES)
 
 
+def build_delete_key(real_topic: str, unique_key: str) -> str:
+    """What a recall marker's TIMER_DEL_UNIQKEY names: a timer by its real topic and unique
+    id (RocketMQ's ``TimerMessageStore.buildDeleteKey``)."""
+    return f"{real_topic}+{unique_key}"
+
+
 def _failure(status: PutMessageStatus, remark: str) -> PutMessageResult:
     return PutMessageResult(status, None, remark)
 
@@ -92,14 +98,6 @@ def transform_timer_message(
             PutMessageStatus.WHEEL_TIMER_NOT_ENABLE,
             "accurate timer message is not enabled, timerWheelEnable is false",
         )
-    if mc.PROPERTY_TIMER_DEL_UNIQKEY in msg.properties:
-        # RocketMQ 5.1 parks such a message as a marker that cancels another timer; OrbitMQ
-        # does not cancel timers, and delivering the marker would hand it to consumers.
-        return _failure(
-            PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL,
-            f"timer message illegal: {mc.PROPERTY_TIMER_DEL_UNIQKEY} (cancelling a pending "
-            "timer) is not supported",
-        )
     found = deliver_time_ms(msg, now_ms)
     if found is None:
         key = next(k for k in TIMER_REQUEST_PROPERTIES if k in msg.properties)
@@ -109,6 +107,13 @@ def transform_timer_message(
         )
     key, raw, due_ms = found
     if due_ms <= now_ms:
+        if mc.PROPERTY_TIMER_DEL_UNIQKEY in msg.properties:
+            # A recall marker whose timer is due already: delivering the marker would hand
+            # it to consumers, and its message is on its way (RocketMQ's HookUtils).
+            return _failure(
+                PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL,
+                f"timer message illegal: {mc.PROPERTY_TIMER_DEL_UNIQKEY} for a time passed",
+            )
         return None
     limit_ms = config.timer_max_delay_sec * 1000
     if due_ms - now_ms > limit_ms:

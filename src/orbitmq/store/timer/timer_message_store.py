@@ -12,6 +12,12 @@ commit log and puts it into its real topic and queue. *Flush* syncs the timer lo
 wheel, then writes ``timercheck`` with positions held back to the oldest timer not yet
 delivered, so a crash at any point loses nothing; a restart reads again from there (a few
 timers may be delivered twice: at least once).
+
+*Recall*: a recall marker (TIMER_DEL_UNIQKEY = real topic + unique id, RocketMQ 5.3's
+RECALL_MESSAGE) is filed like a timer, due at the very time of the timer it cancels, so both
+fall due together and are delivered in one batch (a batch never splits one due time): the
+marker is read first, never delivered, and drops its timer. Markers and timers are in the
+commit log and the wheel alike, so a restart re-reads both and the recall holds.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from orbitmq.common.topic import RMQ_SYS_WHEEL_TIMER_TOPIC
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.put_message_result import PutMessageResult, PutMessageStatus
 from orbitmq.store.timer.timer_checkpoint import TimerCheckpoint
+from orbitmq.store.timer.timer_intake import build_delete_key
 from orbitmq.store.timer.timer_log import TimerLog, TimerUnit
 from orbitmq.store.timer.timer_wheel import TimerWheel
 
@@ -156,6 +163,11 @@ class TimerMessageStore(Service):
         self._candidates: deque[tuple[int, int, int]] = deque()
         #: Timers delivered since load (for tests and the benchmark).
         self.delivered = 0
+        #: Timers dropped by a recall marker since load.
+        self.recalled = 0
+        #: Delete keys of the recall markers read, with their due time: kept while a timer
+        #: of that time may still be ready (a put to retry).
+        self._deleted: dict[str, int] = {}
         #: Something was filed, read from the wheel or delivered since the last checkpoint:
         #: an idle broker syncs and rewrites nothing (slots read empty need no record).
         self._dirty = False
@@ -307,10 +319,16 @@ class TimerMessageStore(Service):
         ready, count = self._ready, 0
         while ready and ready[0].due_ms <= now:
             batch = [heapq.heappop(ready)]
-            while ready and ready[0].due_ms <= now and len(batch) < DELIVER_BATCH:
+            # Past the batch size only for timers of the last one's time: a recall marker
+            # and its timer are due together and must meet in one batch.
+            while (
+                ready
+                and ready[0].due_ms <= now
+                and (len(batch) < DELIVER_BATCH or ready[0].due_ms == batch[-1].due_ms)
+            ):
                 batch.append(heapq.heappop(ready))
-            retry = self._put_batch(batch, now)
-            count += len(batch) - len(retry)
+            stored, retry = self._put_batch(batch, now)
+            count += stored
             if retry:
                 for timer in retry:
                     heapq.heappush(ready, timer)
@@ -318,19 +336,34 @@ class TimerMessageStore(Service):
                 break
         self.delivered += count
         self._dirty |= count > 0
+        if self._deleted:
+            oldest = ready[0].due_ms if ready else now + 1
+            self._deleted = {k: due for k, due in self._deleted.items() if due >= oldest}
         return count
 
-    def _put_batch(self, batch: list[ReadyTimer], now: int) -> list[ReadyTimer]:
-        """Store due timers' messages in their real topics; the timers to retry later."""
-        messages: list[MessageExtBrokerInner] = []
-        sent: list[ReadyTimer] = []
+    def _put_batch(self, batch: list[ReadyTimer], now: int) -> tuple[int, list[ReadyTimer]]:
+        """Store due timers' messages in their real topics: how many were stored, and the
+        timers to retry later."""
+        found: list[tuple[ReadyTimer, MessageExtBrokerInner]] = []
         for timer in batch:
             inner = self._timeup(timer, now)
-            if inner is not None:
-                messages.append(inner)
-                sent.append(timer)
+            if inner is None:
+                continue
+            delete_key = inner.properties.get(mc.PROPERTY_TIMER_DEL_UNIQKEY)
+            if delete_key is not None:  # a recall marker: read first, never delivered
+                self._deleted[delete_key] = timer.due_ms
+            else:
+                found.append((timer, inner))
+        messages: list[MessageExtBrokerInner] = []
+        sent: list[ReadyTimer] = []
+        for timer, inner in found:
+            if self._deleted and self._is_recalled(inner):
+                self.recalled += 1
+                continue
+            messages.append(inner)
+            sent.append(timer)
         if not messages:
-            return []
+            return 0, []
         retry = []
         for timer, result in zip(sent, self._store.put_message_group(messages), strict=True):
             if result.status is PutMessageStatus.PUT_OK:
@@ -341,7 +374,18 @@ class TimerMessageStore(Service):
                 retry.append(timer)
         if retry:
             log.warning("delivering %d timer messages failed; retrying", len(retry))
-        return retry
+        return len(messages) - len(retry), retry
+
+    def _is_recalled(self, inner: MessageExtBrokerInner) -> bool:
+        unique_key = inner.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        if unique_key is None:
+            return False
+        # Kept, not popped: pruned once no timer of its time is left (a copy delivered
+        # twice after a restart is dropped too).
+        if build_delete_key(inner.topic, unique_key) not in self._deleted:
+            return False
+        log.info("timer message %s of %s recalled: not delivered", unique_key, inner.topic)
+        return True
 
     def _timeup(self, timer: ReadyTimer, now: int) -> MessageExtBrokerInner | None:
         """The due timer's message for its real topic; None if there is none to deliver."""
