@@ -314,7 +314,7 @@ class MessageStore:
         if self.on_append is not None:
             self.on_append()
         if self.flush_real_time_service is not None:
-            self.flush_real_time_service.wakeup()
+            self.flush_real_time_service.wakeup_after_append()
         if not msg.wait_store_msg_ok or (
             self.group_commit_service is None and self.group_transfer is None
         ):
@@ -406,7 +406,7 @@ class MessageStore:
         if self.on_append is not None:
             self.on_append()
         if self.flush_real_time_service is not None:
-            self.flush_real_time_service.wakeup()
+            self.flush_real_time_service.wakeup_after_append()
         return results
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
