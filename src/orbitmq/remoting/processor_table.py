@@ -95,6 +95,9 @@ class ProcessorTable:
         #: Run before every admitted request reaches its processor (RocketMQ's
         #: registerRPCHook): a hook that raises RequestRefusedError answers it instead.
         self.rpc_hooks: list[RPCHook] = []
+        #: The serving loop's clock, taken once: in Python 3.11 every
+        #: ``asyncio.get_running_loop()`` costs a getpid system call.
+        self._loop_time: Callable[[], float] | None = None
 
     def register_processor(
         self,
@@ -153,8 +156,11 @@ class ProcessorTable:
         if rejected:
             self._answer(ctx, request, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
             return
+        loop_time = self._loop_time
+        if loop_time is None:
+            loop_time = self._loop_time = asyncio.get_running_loop().time
         if not executor.try_admit():
-            if executor.note_refusal(asyncio.get_running_loop().time()):
+            if executor.note_refusal(loop_time()):
                 log.warning(
                     "%s, too many requests and %r busy, request code: %d",
                     ctx.remote_address,
@@ -163,7 +169,7 @@ class ProcessorTable:
                 )
             self._answer(ctx, request, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
             return
-        admitted_at = asyncio.get_running_loop().time()
+        admitted_at = loop_time()
         try:
             task = spawn(self._serve(ctx, registration, request, admitted_at, self))
         except BaseException:
@@ -179,12 +185,14 @@ class ProcessorTable:
         registration: Registration,
         request: RemotingCommand,
         admitted: float,
-        rpc_hooks: list[RPCHook],
+        table: ProcessorTable,
     ) -> RemotingCommand | None:
         """Run the hooks and the processor, unless the request waited over its executor's
         limit since it was admitted: then the answer is SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]."""
         processor, executor = registration
-        waited_ms = (asyncio.get_running_loop().time() - admitted) * 1000
+        rpc_hooks = table.rpc_hooks
+        assert table._loop_time is not None  # set by dispatch, which admitted the request
+        waited_ms = (table._loop_time() - admitted) * 1000
         remark = executor.expired_remark(waited_ms)
         if remark is None:
             try:
@@ -213,7 +221,7 @@ class ProcessorTable:
         rpc_latency = table.rpc_latency
         try:
             response = await executor.run(
-                lambda: ProcessorTable._start(ctx, registration, request, admitted, table.rpc_hooks)
+                lambda: ProcessorTable._start(ctx, registration, request, admitted, table)
             )
             if response is None or request.is_oneway:
                 return
