@@ -181,26 +181,33 @@ class Channel(asyncio.BufferedProtocol):
                 retriable=False,
                 refresh_route=False,
             )
-        future: asyncio.Future[RemotingCommand] = self._loop.create_future()
+        loop = self._loop
+        future: asyncio.Future[RemotingCommand] = loop.create_future()
         self._responses[opaque] = future
+        # A timer on the future, not asyncio.timeout(): that one asks for the running loop
+        # twice (a getpid system call each in Python 3.11) and makes an object per request.
+        timer = loop.call_later(timeout_s, self._expire, future, timeout_s)
         try:
             self.write(request)
-            try:
-                async with asyncio.timeout(timeout_s):
-                    return await future
-            except TimeoutError:
-                raise RemotingTimeoutError(
-                    f"wait response on the channel <{self._remote_text}> timeout, "
-                    f"{round(timeout_s * 1000)}(ms)"
-                ) from None
+            return await future
         except asyncio.CancelledError:
             # The caller gave the request up (a consumer shutting down cancels its held long
             # polls): the peer may still answer it, and that answer is expected, not news.
             self._abandon(opaque)
             raise
         finally:
+            timer.cancel()
             if self._responses.get(opaque) is future:
                 del self._responses[opaque]
+
+    def _expire(self, future: asyncio.Future[RemotingCommand], timeout_s: float) -> None:
+        if not future.done():
+            future.set_exception(
+                RemotingTimeoutError(
+                    f"wait response on the channel <{self._remote_text}> timeout, "
+                    f"{round(timeout_s * 1000)}(ms)"
+                )
+            )
 
     def close(self) -> None:
         if self._transport is not None and not self._transport.is_closing():
