@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Final, cast
 
 from orbitmq.common.message import SocketAddress
@@ -330,10 +330,19 @@ class Channel(asyncio.BufferedProtocol):
             self._remote_text,
         )
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _spawn(
+        self, work: Coroutine[Any, Any, None], on_done: Callable[[], None]
+    ) -> asyncio.Task[None]:
         task = self._loop.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        tasks = self._tasks
+        tasks.add(task)
+
+        def done(task: asyncio.Task[None]) -> None:
+            # One callback for both: each done callback is a handle of its own on the loop.
+            tasks.discard(task)
+            on_done()
+
+        task.add_done_callback(done)
         return task
 
     def _fail(self, error: ProtocolError) -> None:

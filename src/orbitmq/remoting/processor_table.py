@@ -27,7 +27,9 @@ NOT_SUPPORTED_REMARK: Final = " request type {code} not supported"
 REJECT_REQUEST_REMARK: Final = "[REJECTREQUEST]system busy, start flow control for a while"
 OVERLOAD_REMARK: Final = "[OVERLOAD]system busy, start flow control for a while"
 
-Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
+#: Runs a request's work as a task of the connection; the callback runs once the task is
+#: done, however it ended (even cancelled before its first step).
+Spawn = Callable[[Coroutine[Any, Any, None], Callable[[], None]], "asyncio.Task[None]"]
 #: The connection attribute holding the unsupported codes already warned about.
 _NOT_SUPPORTED_WARNED: Final = "orbitmq.remoting.not_supported_warned"
 
@@ -171,13 +173,12 @@ class ProcessorTable:
             return
         admitted_at = loop_time()
         try:
-            task = spawn(self._serve(ctx, registration, request, admitted_at, self))
+            # Released when the task is done, not in a finally in _serve: a task cancelled
+            # before its first step never enters the coroutine.
+            spawn(self._serve(ctx, registration, request, admitted_at, self), executor.release)
         except BaseException:
             executor.release()
             raise
-        # A done callback, not a finally in _serve: a task cancelled before its first step
-        # never enters the coroutine.
-        task.add_done_callback(lambda _task: executor.release())
 
     @staticmethod
     async def _start(
@@ -220,9 +221,12 @@ class ProcessorTable:
         executor = registration.executor
         rpc_latency = table.rpc_latency
         try:
-            response = await executor.run(
-                lambda: ProcessorTable._start(ctx, registration, request, admitted, table)
-            )
+            if executor.concurrency is None:  # the usual case: no slot to wait for
+                response = await ProcessorTable._start(ctx, registration, request, admitted, table)
+            else:
+                response = await executor.run(
+                    lambda: ProcessorTable._start(ctx, registration, request, admitted, table)
+                )
             if response is None or request.is_oneway:
                 return
             response.opaque = request.opaque
