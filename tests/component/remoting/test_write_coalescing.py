@@ -97,7 +97,8 @@ def _responses(count: int) -> list[RemotingCommand]:
 
 async def _read_commands(chunks: asyncio.Queue[bytes], count: int) -> tuple[list[int], bool]:
     """The ``n`` field of the first ``count`` commands the peer read, and whether EOF came."""
-    decoder, got, eof = FrameDecoder(), [], False
+    decoder, eof = FrameDecoder(), False
+    got: list[int] = []
     while len(got) < count or not eof:
         chunk = await chunks.get()
         if not chunk:
