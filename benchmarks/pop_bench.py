@@ -11,7 +11,10 @@ here on one event loop).
 4. POP + BATCH_ACK: the same, one BATCH_ACK_MESSAGE per answer. 3 and 4 run again with
    ``--pop-workers`` tasks: POP consumers share queues, so more of them may pop at once
    (pull is bound to one puller per queue).
-5. latency: a producer sends ``--rate`` msg/s for ``--seconds`` s while POP consumers
+5. clients: our PushConsumer (from the first offset, a listener per message) and our
+   SimpleConsumer (``--workers`` tasks, receive 32 and ack each on its own) consume the same
+   messages in their own groups: the ratio between real consumers, not only the protocol.
+6. latency: a producer sends ``--rate`` msg/s for ``--seconds`` s while POP consumers
    long-poll (pollTime 1 s); per message: send -> received (end to end) and received -> ack
    answered; p50 / p99.
 
@@ -19,8 +22,7 @@ Prints one table and, with ``--json``, writes the numbers. The machine may be sh
 absolute numbers move with its load, the ratio less so.
 
     .venv/bin/python benchmarks/pop_bench.py [--messages N] [--workers W] [--pop-workers P]
-        [--rate R]
-        [--seconds S] [--dir PATH] [--json PATH]
+        [--rate R] [--seconds S] [--no-clients] [--dir PATH] [--json PATH]
 
 The table also gives each phase's CPU microseconds per message in the broker process and in
 this one (which side bounds it).
@@ -39,12 +41,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 
-from orbitmq.common import decode_messages, message_properties_to_string
+from orbitmq.client import PushConsumer, PushConsumerConfig, SimpleConsumer, SimpleConsumerConfig
+from orbitmq.common import MessageExt, decode_messages, message_properties_to_string
 from orbitmq.common import message_const as mc
-from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol import ConsumeFromWhere, RemotingCommand, RequestCode, ResponseCode
 from orbitmq.protocol.body import BatchAck, BatchAckMessageRequestBody
 from orbitmq.protocol.header import (
     AckMessageRequestHeader,
@@ -311,6 +314,59 @@ async def latency(
     }
 
 
+async def push_consume(namesrv: str, count: int) -> float:
+    """Seconds for our PushConsumer (concurrent, a listener per message, 20 consume tasks)
+    to be handed ``count`` messages of the topic, from its first offset."""
+    got = 0
+    done = asyncio.Event()
+
+    async def listener(msgs: Sequence[MessageExt], context: object) -> None:
+        nonlocal got
+        got += len(msgs)
+        if got >= count:
+            done.set()
+
+    config = PushConsumerConfig(consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer = PushConsumer("bench-push", namesrv_addr=namesrv, config=config)
+    consumer.subscribe(TOPIC)
+    consumer.register_listener(listener)
+    began = time.perf_counter()
+    await consumer.start()
+    try:
+        await asyncio.wait_for(done.wait(), 120)
+        return time.perf_counter() - began
+    finally:
+        await consumer.shutdown()
+
+
+async def simple_consume(namesrv: str, count: int, workers: int) -> float:
+    """Seconds for our SimpleConsumer to receive (32 at a time, ``workers`` tasks) and ack,
+    each message on its own as the 5.x clients do, ``count`` messages of the topic."""
+    acked = 0
+    done = asyncio.Event()
+    consumer = SimpleConsumer(
+        "bench-simple", namesrv_addr=namesrv, config=SimpleConsumerConfig(await_duration_s=1.0)
+    )
+
+    async def worker() -> None:
+        nonlocal acked
+        while not done.is_set():
+            views = await consumer.receive(32, 60)
+            await asyncio.gather(*(consumer.ack(view) for view in views))
+            acked += len(views)
+            if acked >= count:
+                done.set()
+
+    began = time.perf_counter()
+    await consumer.start()
+    try:
+        await consumer.subscribe(TOPIC)
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        return time.perf_counter() - began
+    finally:
+        await consumer.shutdown()
+
+
 def cpu_s(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` (from /proc)."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -336,7 +392,9 @@ class CpuMeter:
         return seconds
 
 
-async def run(broker: str, broker_pid: int, args: argparse.Namespace) -> dict[str, float]:
+async def run(
+    broker: str, namesrv: str, broker_pid: int, args: argparse.Namespace
+) -> dict[str, float]:
     client = RemotingClient(connect_timeout_s=5.0)
     cpu = CpuMeter(broker_pid)
     n, w = args.messages, args.workers
@@ -370,6 +428,12 @@ async def run(broker: str, broker_pid: int, args: argparse.Namespace) -> dict[st
             results[key.removesuffix("_msg_per_s") + "_vs_pull"] = (
                 results[key] / results["pull_msg_per_s"]
             )
+        if args.clients:
+            push_s = await cpu.measure("push_consumer", n, push_consume(namesrv, n))
+            simple_s = await cpu.measure("simple_consumer", n, simple_consume(namesrv, n, w))
+            results["push_consumer_msg_per_s"] = n / push_s
+            results["simple_consumer_msg_per_s"] = n / simple_s
+            results["simple_vs_push_consumer"] = push_s / simple_s
         results |= cpu.results
         if args.rate and args.seconds:
             results |= await latency(client, broker, args.rate, args.seconds, args.workers)
@@ -378,7 +442,8 @@ async def run(broker: str, broker_pid: int, args: argparse.Namespace) -> dict[st
         await client.close()
 
 
-def start_broker(root: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_broker(root: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """The ``orbitmq start`` process, its broker's and its name server's addresses."""
     conf = root / "broker.conf"
     conf.write_text(CONF)
     out = (root / "out").open("w+")
@@ -391,7 +456,7 @@ def start_broker(root: Path) -> tuple[subprocess.Popen[bytes], str]:
         out.seek(0)
         match = next(filter(None, map(READY.search, out.read().splitlines())), None)
         if match:
-            return process, match.group(2)
+            return process, match.group(2), match.group(1)
         time.sleep(0.05)
     process.kill()
     out.seek(0)
@@ -407,13 +472,19 @@ def main() -> None:
     )
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument(
+        "--clients",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time our PushConsumer against our SimpleConsumer (receive + ack each)",
+    )
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="pop-bench-", dir=args.dir))
-    process, broker = start_broker(root)
+    process, broker, namesrv = start_broker(root)
     try:
-        results = asyncio.run(run(broker, process.pid, args))
+        results = asyncio.run(run(broker, namesrv, process.pid, args))
     except BaseException:
         print((root / "out").read_text()[-3000:], file=sys.stderr)
         raise

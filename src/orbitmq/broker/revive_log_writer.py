@@ -32,7 +32,7 @@ _Entry = tuple[int, PopCheckPoint | AckMsg, str | None]
 
 class ReviveLogWriter:
     """Owns the revive records not written yet and their waiters. Use from the broker's
-    event loop only."""
+    event loop only (the first loop that writes; the writer keeps it)."""
 
     def __init__(self, store: MessageStore, revive_topic: str, clock: Clock) -> None:
         self.store = store
@@ -43,6 +43,7 @@ class ReviveLogWriter:
         #: (revive queue, check point key) -> index in ``_entries`` of its merged ack.
         self._acks: dict[tuple[int, tuple[str, str, int, int, int]], int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.records_written = 0
 
     async def write(
@@ -59,7 +60,10 @@ class ReviveLogWriter:
     async def _add(
         self, revive_qid: int, record: PopCheckPoint | AckMsg, tag: str | None, *, merge: bool
     ) -> bool:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            # Taken once: in Python 3.11 every get_running_loop() is a getpid system call.
+            loop = self._loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
         if not self._entries:
             # After the requests already queued on the loop: they join this write.
@@ -100,14 +104,18 @@ class ReviveLogWriter:
         if store.group_commit_service is None and store.group_transfer is None:
             # Nothing to wait for (ASYNC_FLUSH, no sync slave): one append for all.
             try:
-                outcomes = [result.is_ok for result in store.put_message_group(msgs)]
+                # Dispatched here: waking the reput thread for each group cost two thread
+                # switches (GIL hand-offs) per group, more than dispatching a few records.
+                results = store.put_message_group(msgs, dispatch_inline=True)
+                outcomes = [result.is_ok for result in results]
             except Exception:
                 # Answered, not left hanging: the records' requests fail, the broker goes on.
                 log.exception("revive log records not stored")
                 outcomes = [False] * len(msgs)
             self._answer(waiters, outcomes)
         else:
-            task = asyncio.get_running_loop().create_task(self._put_one_by_one(msgs, waiters))
+            assert self._loop is not None  # set by the _add that scheduled this flush
+            task = self._loop.create_task(self._put_one_by_one(msgs, waiters))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 

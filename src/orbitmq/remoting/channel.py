@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Final, cast
 
 from orbitmq.common.message import SocketAddress
@@ -89,6 +89,9 @@ class Channel(asyncio.BufferedProtocol):
         #: Opaques of requests whose caller was cancelled while waiting (insertion-ordered).
         self._abandoned: dict[int, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Frames (head, body) written during this turn of the loop, not yet handed to the
+        #: transport (see ``write``).
+        self._outgoing: list[bytes | bytearray | memoryview] = []
         self._last_activity = self._loop.time()
         self._idle_timer: asyncio.TimerHandle | None = None
         self._failed = False
@@ -144,10 +147,18 @@ class Channel(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             log.debug("dropping a write to closed %r: %r", self, command)
             return False
-        # Encoded before anything is written: an oversize frame raises ProtocolError and
-        # leaves the stream intact. Head and body go as two buffers (one writev with uvloop),
-        # so a pull's records are not copied once more into a single frame.
-        transport.writelines((command.encode_head(), command.body))
+        # Encoded before anything is queued: an oversize frame raises ProtocolError and
+        # leaves the stream intact. Head and body stay two buffers, so a pull's records are
+        # not copied once more into a single frame.
+        head = command.encode_head()
+        outgoing = self._outgoing
+        if not outgoing:
+            # The frames written during this turn of the loop go out together, with one
+            # writev: acks answered together cost one syscall, not one each.
+            self._loop.call_soon(self._flush_outgoing)
+        outgoing.append(head)
+        if command.body:
+            outgoing.append(command.body)
         self._last_activity = self._loop.time()
         return True
 
@@ -170,29 +181,37 @@ class Channel(asyncio.BufferedProtocol):
                 retriable=False,
                 refresh_route=False,
             )
-        future: asyncio.Future[RemotingCommand] = self._loop.create_future()
+        loop = self._loop
+        future: asyncio.Future[RemotingCommand] = loop.create_future()
         self._responses[opaque] = future
+        # A timer on the future, not asyncio.timeout(): that one asks for the running loop
+        # twice (a getpid system call each in Python 3.11) and makes an object per request.
+        timer = loop.call_later(timeout_s, self._expire, future, timeout_s)
         try:
             self.write(request)
-            try:
-                async with asyncio.timeout(timeout_s):
-                    return await future
-            except TimeoutError:
-                raise RemotingTimeoutError(
-                    f"wait response on the channel <{self._remote_text}> timeout, "
-                    f"{round(timeout_s * 1000)}(ms)"
-                ) from None
+            return await future
         except asyncio.CancelledError:
             # The caller gave the request up (a consumer shutting down cancels its held long
             # polls): the peer may still answer it, and that answer is expected, not news.
             self._abandon(opaque)
             raise
         finally:
+            timer.cancel()
             if self._responses.get(opaque) is future:
                 del self._responses[opaque]
 
+    def _expire(self, future: asyncio.Future[RemotingCommand], timeout_s: float) -> None:
+        if not future.done():
+            future.set_exception(
+                RemotingTimeoutError(
+                    f"wait response on the channel <{self._remote_text}> timeout, "
+                    f"{round(timeout_s * 1000)}(ms)"
+                )
+            )
+
     def close(self) -> None:
         if self._transport is not None and not self._transport.is_closing():
+            self._flush_outgoing()  # what was written before close goes out before the FIN
             self._transport.close()
 
     def abort(self) -> None:
@@ -276,6 +295,19 @@ class Channel(asyncio.BufferedProtocol):
             return
         self._table.dispatch(self, command, self._spawn)
 
+    def _flush_outgoing(self) -> None:
+        """Hand the frames queued by ``write`` to the transport, in order; dropped when the
+        connection closed meanwhile (as bytes in the transport's buffer would be)."""
+        outgoing = self._outgoing
+        if not outgoing:
+            return
+        self._outgoing = []
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            log.debug("dropping %d buffers written to closed %r", len(outgoing), self)
+            return
+        transport.writelines(outgoing)
+
     def _abandon(self, opaque: int) -> None:
         self._abandoned[opaque] = None
         if len(self._abandoned) > _ABANDONED_MEMORY:
@@ -298,10 +330,19 @@ class Channel(asyncio.BufferedProtocol):
             self._remote_text,
         )
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _spawn(
+        self, work: Coroutine[Any, Any, None], on_done: Callable[[], None]
+    ) -> asyncio.Task[None]:
         task = self._loop.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        tasks = self._tasks
+        tasks.add(task)
+
+        def done(task: asyncio.Task[None]) -> None:
+            # One callback for both: each done callback is a handle of its own on the loop.
+            tasks.discard(task)
+            on_done()
+
+        task.add_done_callback(done)
         return task
 
     def _fail(self, error: ProtocolError) -> None:

@@ -27,7 +27,9 @@ NOT_SUPPORTED_REMARK: Final = " request type {code} not supported"
 REJECT_REQUEST_REMARK: Final = "[REJECTREQUEST]system busy, start flow control for a while"
 OVERLOAD_REMARK: Final = "[OVERLOAD]system busy, start flow control for a while"
 
-Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
+#: Runs a request's work as a task of the connection; the callback runs once the task is
+#: done, however it ended (even cancelled before its first step).
+Spawn = Callable[[Coroutine[Any, Any, None], Callable[[], None]], "asyncio.Task[None]"]
 #: The connection attribute holding the unsupported codes already warned about.
 _NOT_SUPPORTED_WARNED: Final = "orbitmq.remoting.not_supported_warned"
 
@@ -95,6 +97,9 @@ class ProcessorTable:
         #: Run before every admitted request reaches its processor (RocketMQ's
         #: registerRPCHook): a hook that raises RequestRefusedError answers it instead.
         self.rpc_hooks: list[RPCHook] = []
+        #: The serving loop's clock, taken once: in Python 3.11 every
+        #: ``asyncio.get_running_loop()`` costs a getpid system call.
+        self._loop_time: Callable[[], float] | None = None
 
     def register_processor(
         self,
@@ -153,8 +158,11 @@ class ProcessorTable:
         if rejected:
             self._answer(ctx, request, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
             return
+        loop_time = self._loop_time
+        if loop_time is None:
+            loop_time = self._loop_time = asyncio.get_running_loop().time
         if not executor.try_admit():
-            if executor.note_refusal(asyncio.get_running_loop().time()):
+            if executor.note_refusal(loop_time()):
                 log.warning(
                     "%s, too many requests and %r busy, request code: %d",
                     ctx.remote_address,
@@ -163,15 +171,14 @@ class ProcessorTable:
                 )
             self._answer(ctx, request, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
             return
-        admitted_at = asyncio.get_running_loop().time()
+        admitted_at = loop_time()
         try:
-            task = spawn(self._serve(ctx, registration, request, admitted_at, self))
+            # Released when the task is done, not in a finally in _serve: a task cancelled
+            # before its first step never enters the coroutine.
+            spawn(self._serve(ctx, registration, request, admitted_at, self), executor.release)
         except BaseException:
             executor.release()
             raise
-        # A done callback, not a finally in _serve: a task cancelled before its first step
-        # never enters the coroutine.
-        task.add_done_callback(lambda _task: executor.release())
 
     @staticmethod
     async def _start(
@@ -179,12 +186,14 @@ class ProcessorTable:
         registration: Registration,
         request: RemotingCommand,
         admitted: float,
-        rpc_hooks: list[RPCHook],
+        table: ProcessorTable,
     ) -> RemotingCommand | None:
         """Run the hooks and the processor, unless the request waited over its executor's
         limit since it was admitted: then the answer is SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]."""
         processor, executor = registration
-        waited_ms = (asyncio.get_running_loop().time() - admitted) * 1000
+        rpc_hooks = table.rpc_hooks
+        assert table._loop_time is not None  # set by dispatch, which admitted the request
+        waited_ms = (table._loop_time() - admitted) * 1000
         remark = executor.expired_remark(waited_ms)
         if remark is None:
             try:
@@ -212,9 +221,12 @@ class ProcessorTable:
         executor = registration.executor
         rpc_latency = table.rpc_latency
         try:
-            response = await executor.run(
-                lambda: ProcessorTable._start(ctx, registration, request, admitted, table.rpc_hooks)
-            )
+            if executor.concurrency is None:  # the usual case: no slot to wait for
+                response = await ProcessorTable._start(ctx, registration, request, admitted, table)
+            else:
+                response = await executor.run(
+                    lambda: ProcessorTable._start(ctx, registration, request, admitted, table)
+                )
             if response is None or request.is_oneway:
                 return
             response.opaque = request.opaque

@@ -96,19 +96,28 @@ class RemotingClient(ProcessorRegistry):
         connecting as well (RocketMQ subtracts the connect time too)."""
         if self.rpc_hook is not None:
             self.rpc_hook.do_before_request(addr, request)
+        channel = self._channels.get(addr)
+        if channel is not None and channel.is_active and not self._closed:
+            # Connected (almost every call): no connect deadline to keep.
+            return await self._invoke_on(channel, addr, request, timeout_s)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         try:
             async with asyncio.timeout_at(deadline):
-                channel = await self.get_channel(addr)
+                channel = await self._get_channel(addr)
         except TimeoutError:
             # Still connecting when the request's time ran out: a connect failure, as in
             # RocketMQ (RemotingConnectException), so callers look elsewhere.
             raise RemotingConnectError(
                 f"connect to {addr} failed: timed out after {round(timeout_s * 1000)} ms"
             ) from None
+        return await self._invoke_on(channel, addr, request, deadline - loop.time())
+
+    async def _invoke_on(
+        self, channel: Channel, addr: str, request: RemotingCommand, timeout_s: float
+    ) -> RemotingCommand:
         try:
-            return await channel.invoke(request, deadline - loop.time())
+            return await channel.invoke(request, timeout_s)
         except RemotingSendRequestError:
             log.warning("invoke: send request failed, closing the channel [%s]", addr)
             channel.close()

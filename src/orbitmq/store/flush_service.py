@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from orbitmq.common.clock import Clock
 from orbitmq.common.service import Service
+from orbitmq.store.mapped_file import OS_PAGE_SIZE
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
 from orbitmq.store.put_message_result import PutMessageStatus
@@ -87,6 +88,19 @@ class FlushRealTimeService(Service):
         for _ in range(_RETRY_TIMES_OVER):
             if self._queue.flush(0):
                 break
+
+    def wakeup_after_append(self) -> None:
+        """Wake the thread only when a flush would write something now: at least
+        ``flushCommitLogLeastPages`` dirty pages. Fewer are flushed by the interval's own
+        round; waking the thread for each small append (a revive log record, a 1 KiB send)
+        cost two thread switches (GIL hand-offs) for a round that synced nothing."""
+        least_pages = self._config.flush_commit_log_least_pages
+        queue = self._queue
+        if (
+            least_pages <= 0
+            or queue.max_offset // OS_PAGE_SIZE - queue.flushed_where // OS_PAGE_SIZE >= least_pages
+        ):
+            self.wakeup()
 
     def _flush(self, least_pages: int) -> None:
         try:

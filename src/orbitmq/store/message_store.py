@@ -314,7 +314,7 @@ class MessageStore:
         if self.on_append is not None:
             self.on_append()
         if self.flush_real_time_service is not None:
-            self.flush_real_time_service.wakeup()
+            self.flush_real_time_service.wakeup_after_append()
         if not msg.wait_store_msg_ok or (
             self.group_commit_service is None and self.group_transfer is None
         ):
@@ -390,16 +390,23 @@ class MessageStore:
             reput.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
         return result
 
-    def put_message_group(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+    def put_message_group(
+        self, msgs: list[MessageExtBrokerInner], *, dispatch_inline: bool = False
+    ) -> list[PutMessageResult]:
         """Store several messages (any topics, no waiting for a sync flush) with one write;
-        one result each. For threads: the timer store delivers with it."""
+        one result each. For threads: the timer store delivers with it. ``dispatch_inline``
+        (an event loop's small groups, such as revive log records) dispatches them on the
+        calling thread as ``async_put_message`` does, instead of waking the reput thread."""
         failure = self._check_store_status()
         results = [failure] * len(msgs) if failure else self.commit_log.put_message_group(msgs)
-        self.reput_message_service.wakeup()
+        if dispatch_inline:
+            self.reput_message_service.dispatch_soon(_INLINE_DISPATCH_BELOW_BYTES)
+        else:
+            self.reput_message_service.wakeup()
         if self.on_append is not None:
             self.on_append()
         if self.flush_real_time_service is not None:
-            self.flush_real_time_service.wakeup()
+            self.flush_real_time_service.wakeup_after_append()
         return results
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:

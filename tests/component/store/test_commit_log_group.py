@@ -47,3 +47,16 @@ def test_group_put_refuses_each_bad_message_alone(store_factory: StoreFactory) -
         PutMessageStatus.PUT_OK,
     ]
     assert [r.append_result.logics_offset for r in (results[0], results[2])] == [0, 1]  # type: ignore[union-attr]
+
+
+def test_group_put_dispatched_inline_is_in_its_queues_when_it_returns(
+    store_factory: StoreFactory,
+) -> None:
+    # No reput thread runs: only the inline dispatch can have moved the queues.
+    store = store_factory(start=False)
+    msgs = [make_message("A", b"%d" % i, queue_id=i % 2) for i in range(5)]
+    results = store.put_message_group(msgs, dispatch_inline=True)
+    assert all(r.is_ok for r in results)
+    assert store.get_max_offset_in_queue("A", 0) == 3
+    assert store.get_max_offset_in_queue("A", 1) == 2
+    assert store.reput_message_service.behind_bytes == 0

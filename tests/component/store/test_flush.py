@@ -305,3 +305,18 @@ async def test_sync_flush_put_on_a_loop_is_dispatched_once_its_sync_is_done(
         fs.release_syncs()
     assert (await put).status is PutMessageStatus.PUT_OK
     assert store.get_max_offset_in_queue("TopicTest", 1) == 1
+
+
+def test_async_flush_thread_is_woken_only_once_least_pages_are_dirty(
+    store_factory: StoreFactory,
+) -> None:
+    # Not started: the wake-up flag stays up for the test to read. A small append left to
+    # the interval's round; least pages (4) of appends wake the thread for a flush.
+    store = store_factory(start=False, flush_commit_log_least_pages=4)
+    service = store.flush_real_time_service
+    assert service is not None
+    assert store.put_message(make_message("A", b"x" * 100)).is_ok
+    assert not service._notified.is_set()
+    results = store.put_message_group([make_message("A", b"x" * 1024) for _ in range(16)])
+    assert all(result.is_ok for result in results)
+    assert service._notified.is_set()
