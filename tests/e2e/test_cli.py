@@ -55,7 +55,7 @@ def test_start_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     # The embedded defaults, as `make run` starts them (1 GiB commit log file included).
     process, ready = start_orbitmq(data_dir, tmp_path / "orbitmq", small_files=False)
     try:
-        namesrv, broker, cluster, name, shown_dir, _console = ready.groups()
+        namesrv, broker, cluster, name, shown_dir, _console, _grpc = ready.groups()
         assert (cluster, name) == ("DefaultCluster", "broker-a")
         assert Path(shown_dir) == data_dir.resolve()
         abort = data_dir / "abort"
