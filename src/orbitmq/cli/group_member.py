@@ -108,7 +108,7 @@ def member_config(
 
 def _stop_when_stdin_ends() -> None:
     """SIGTERM to this process (a clean stop) once standard input reaches its end: the
-    parent that holds the pipe is gone."""
+    parent that holds the pipe is gone, and its stdout goes nowhere from then on."""
     loop = asyncio.get_running_loop()
 
     def readable() -> None:
@@ -120,6 +120,11 @@ def _stop_when_stdin_ends() -> None:
             data = b""
         if not data:
             loop.remove_reader(0)
+            # Nobody reads the stdout pipe either now: a write to it would raise
+            # BrokenPipeError in the middle of the stop ("OrbitMQ stopping ...").
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
             os.kill(os.getpid(), signal.SIGTERM)
 
     loop.add_reader(0, readable)
