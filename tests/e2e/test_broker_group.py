@@ -16,6 +16,7 @@ from pathlib import Path
 
 from orbitmq.client import AdminClient, ConsumeContext, Producer, PushConsumer, SendStatus
 from orbitmq.common import Message, MessageExt
+from orbitmq.store import StoreLock
 from tests.eventually import eventually, eventually_async
 from tests.support import READY, SMALL_STORE_CONF, run_orbitmq
 
@@ -172,4 +173,27 @@ def test_a_parent_killed_with_minus_9_leaves_no_broker_behind(tmp_path: Path) ->
             if not _gone(pid):
                 os.kill(pid, signal.SIGKILL)
     # They stopped cleanly (their standard input ended), not killed.
+    assert not (tmp_path / "data" / "broker-a" / "abort").exists()
+
+
+def test_a_broker_that_cannot_start_stops_the_group_before_its_ready_line(
+    tmp_path: Path,
+) -> None:
+    held = StoreLock(str(tmp_path / "data" / "broker-b"))
+    held.acquire()  # broker-b's store is in use: it cannot start
+    try:
+        conf = tmp_path / "small.conf"
+        conf.write_text(SMALL_STORE_CONF)
+        done = run_orbitmq(
+            *("start", "-c", str(conf), "--brokers", "2", "--data-dir", str(tmp_path / "data")),
+            *("--namesrv-port", "0", "--listen-port", "0"),
+            timeout_s=60,
+        )
+    finally:
+        held.release()
+    assert done.returncode == 1
+    assert "OrbitMQ ready" not in done.stdout
+    assert f"is in use by process {os.getpid()}" in done.stderr
+    assert "broker-b exited with code 1 before it was ready" in done.stderr
+    assert "[broker-a] OrbitMQ stopped." in done.stdout
     assert not (tmp_path / "data" / "broker-a" / "abort").exists()

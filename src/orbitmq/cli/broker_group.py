@@ -212,6 +212,8 @@ async def _stop_members(members: list[Member]) -> None:
             await member.process.wait()
         if member.relay is not None:
             await member.relay
+        if member.ready.done():
+            member.ready.exception()  # a member that never got ready: already reported
 
     await asyncio.gather(*(wait_one(m) for m in members))
 
