@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -153,6 +154,8 @@ async def _spawn(options: GroupOptions, index: int, namesrv_addr: str, root: str
         sys.executable,
         "-m",
         "orbitmq.cli",
+        "--log-level",
+        logging.getLevelName(logging.getLogger().getEffectiveLevel()),
         "group-broker",
         *options.member_args(index, namesrv_addr),
         "--data-dir",

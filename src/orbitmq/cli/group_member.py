@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable
@@ -106,6 +107,24 @@ def member_config(
     return embedded
 
 
+class _BrokerNameFilter(logging.Filter):
+    """Puts the broker's name before each record's logger name: the group's brokers share
+    one stderr."""
+
+    def __init__(self, broker: str) -> None:
+        super().__init__()
+        self._broker = broker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.name = f"{self._broker} {record.name}"
+        return True
+
+
+def _name_logs(broker: str) -> None:
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_BrokerNameFilter(broker))
+
+
 def _stop_when_stdin_ends() -> None:
     """SIGTERM to this process (a clean stop) once standard input reaches its end: the
     parent that holds the pipe is gone, and its stdout goes nowhere from then on."""
@@ -159,6 +178,7 @@ def group_broker(
         fail(str(exc))
     broker_config = member.broker
     broker_config.namesrv_addr = member.namesrv_addr or namesrv_addr
+    _name_logs(broker_config.broker_name)
 
     async def start() -> Callable[[], Awaitable[None]]:
         # No config path: UPDATE_BROKER_CONFIG would otherwise write one broker's values
