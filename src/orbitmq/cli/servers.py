@@ -459,11 +459,9 @@ def start(
     grpc_port: int | None,
     brokers: int,
 ) -> None:
-    """Run a name server and a broker in one process, ready to use (stop: `orbitmq stop`);
-    with --brokers N, N broker processes beside it."""
+    """Run a name server and a broker (--brokers N: N brokers), ready (`orbitmq stop`)."""
     if brokers > 1:
-        # Imported here: it imports this module.
-        from orbitmq.cli.broker_group import GroupOptions, run_group  # noqa: PLC0415
+        from orbitmq.cli.broker_group import GroupOptions, run_group  # noqa: PLC0415 (a cycle)
 
         options = (namesrv_port, listen_port, bind, metrics_port, console_port, grpc_port)
         run_group(GroupOptions(config_path, data_dir, brokers, *options))
