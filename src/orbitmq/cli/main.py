@@ -12,6 +12,7 @@ import click
 from orbitmq.cli.admin import admin
 from orbitmq.cli.console import fail
 from orbitmq.cli.consume import consume
+from orbitmq.cli.group_member import group_broker
 from orbitmq.cli.log_level import DEFAULT_LEVEL, log_level_option
 from orbitmq.cli.query import query
 from orbitmq.cli.send import send
@@ -50,7 +51,7 @@ def pipeline(args: tuple[str, ...]) -> None:
     jobs.main(list(args), prog_name="orbitmq pipeline")
 
 
-for _command in (namesrv, broker, start, stop, console, admin, send, consume, query):
+for _command in (namesrv, broker, start, stop, console, admin, send, consume, query, group_broker):
     cli.add_command(_command)
 
 

@@ -439,6 +439,14 @@ def config_options(func: Callable[..., None]) -> Callable[..., None]:
     help="The gRPC endpoint's port (RocketMQ 5 clients; default 8081, broker.conf "
     "grpcServerPort; -1: off; 0: any free port, the default with --listen-port 0).",
 )
+@click.option(
+    "--brokers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="How many brokers (broker-a, broker-b, ...), each its own process and core, one "
+    "cluster; their ports step by 10 (docs/operations.md).",
+)
 @log_level_option()
 def start(
     config_path: str | None,
@@ -449,8 +457,15 @@ def start(
     metrics_port: int | None,
     console_port: int | None,
     grpc_port: int | None,
+    brokers: int,
 ) -> None:
-    """Run a name server and a broker in one process, ready to use (stop: `orbitmq stop`)."""
+    """Run a name server and a broker (--brokers N: N brokers), ready (`orbitmq stop`)."""
+    if brokers > 1:
+        from orbitmq.cli.broker_group import GroupOptions, run_group  # noqa: PLC0415 (a cycle)
+
+        options = (namesrv_port, listen_port, bind, metrics_port, console_port, grpc_port)
+        run_group(GroupOptions(config_path, data_dir, brokers, *options))
+        return
     try:
         embedded = embedded_config(
             config_path,
