@@ -176,6 +176,7 @@ def broker(
         fail(f"--grpc-port: {broker_config.grpc_server_port} is not a port (-1: off)")
     if listen_port is not None:
         broker_config.listen_port = listen_port
+        follow_listen_port(store_config, listen_port, startup.keys)
     if namesrv_addr is not None:
         broker_config.namesrv_addr = namesrv_addr
     if bind is not None:
@@ -238,6 +239,15 @@ class EmbeddedConfig:
     tls: TlsSystemConfig
 
 
+def follow_listen_port(store: MessageStoreConfig, listen_port: int, keys: frozenset[str]) -> None:
+    """haListenPort follows a listen port given on the command line (listenPort + 1, as
+    broker.conf's listenPort sets it), unless broker.conf sets haListenPort itself: a second
+    server on other ports must not reach for the first one's HA port. Port 0 (any free
+    port) takes any free HA port too."""
+    if "haListenPort" not in keys:
+        store.ha_listen_port = listen_port + 1 if listen_port else 0
+
+
 def embedded_config(
     config_path: str | None,
     data_dir: str | None,
@@ -260,6 +270,7 @@ def embedded_config(
         store_config.store_path_root_dir = str(root)
     if listen_port is not None:
         broker_config.listen_port = listen_port
+        follow_listen_port(store_config, listen_port, keys)
     if bind is not None:
         broker_config.bind_address = bind
     elif "bindAddress" not in keys:

@@ -8,6 +8,7 @@ import pytest
 
 from orbitmq.broker import load_broker_config
 from orbitmq.broker.broker_config import BrokerStartupConfig
+from orbitmq.cli.servers import embedded_config
 from orbitmq.common.errors import ConfigError
 from orbitmq.store import BrokerRole
 
@@ -79,3 +80,14 @@ def test_rocketmq_5s_name_for_the_fallbehind_max(tmp_path: Path) -> None:
 def test_bad_values_are_named(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         _load(tmp_path, text)
+
+
+def test_a_listen_port_from_the_command_line_moves_the_ha_port(tmp_path: Path) -> None:
+    """`orbitmq start --listen-port 10921` beside a first server: HA on 10922, not the first
+    server's 10912; broker.conf's own haListenPort still wins; port 0 takes any HA port."""
+    data = str(tmp_path / "data")
+    assert embedded_config(None, data, listen_port=10921).store.ha_listen_port == 10922
+    assert embedded_config(None, data, listen_port=0).store.ha_listen_port == 0
+    conf = tmp_path / "broker.conf"
+    conf.write_text("haListenPort=20000\n")
+    assert embedded_config(str(conf), data, listen_port=10921).store.ha_listen_port == 20000
