@@ -22,6 +22,10 @@ from orbitmq.store.message_filter import MessageFilter, matches_every_message
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE, MessageStoreConfig
 
 _NO_FILE: Final = -1
+#: Records this close to the commit log's end were written moments ago and are taken as
+#: in the page cache without asking mincore (a call costs about 1.5 us from Python, on
+#: every pull at the head otherwise). 64 MiB is half a minute of a 2 MB/s producer.
+RECENT_BYTES: Final = 64 * 1024 * 1024
 
 
 def _total_physical_memory() -> int:
@@ -176,7 +180,8 @@ def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult
     totals = np.cumsum(sizes, dtype=np.int64)
     fit = int(np.searchsorted(totals, byte_limit, side="right"))
     taken = max(1, min(count, most, fit))
-    read = _records(request.commit_log, phys[:taken], sizes[:taken])
+    probe = request.max_phy - lowest > RECENT_BYTES
+    read = _records(request.commit_log, phys[:taken], sizes[:taken], probe)
     if read is None:
         return False
     records, resident = read
@@ -192,11 +197,14 @@ def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult
 
 
 def _records(
-    commit_log: CommitLog, phys: npt.NDArray[np.int64], sizes: npt.NDArray[np.int32]
+    commit_log: CommitLog,
+    phys: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int32],
+    probe: bool,
 ) -> tuple[list[memoryview], bool] | None:
     """Views of the records at ``phys`` with ``sizes``, as ``CommitLog.get_message`` gives
     them, looking up each commit log file once, and whether all of them are in the page
-    cache; None when one is not readable."""
+    cache (asked only when ``probe``); None when one is not readable."""
     files = commit_log.mapped_file_queue
     records: list[memoryview] = []
     resident = True
@@ -217,7 +225,7 @@ def _records(
         if low < 0 or high > len(view):
             return None
         records += [view[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-        resident = resident and mapped.is_resident(low, high - low)
+        resident = resident and (not probe or mapped.is_resident(low, high - low))
         first = stop
     return records, resident
 
@@ -278,7 +286,13 @@ def _take_each(
         skip_until = _NO_FILE
     result.next_begin_offset = offset + read
     result.suggest_pulling_from_slave = max_phy - last_phy > memory
-    if taken_phys and (cold or not _resident(commit_log, taken_phys, buffers)):
+    if taken_phys and (
+        cold
+        or (
+            max_phy - min(taken_phys) > RECENT_BYTES
+            and not _resident(commit_log, taken_phys, buffers)
+        )
+    ):
         result.cold_offsets = taken_phys
 
 

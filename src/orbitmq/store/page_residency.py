@@ -12,12 +12,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import mmap
+import threading
 from collections.abc import Callable
 from typing import Final
 
 PAGE_SIZE: Final = mmap.PAGESIZE
-# Only the low bit of each byte of mincore's vector says anything (the others are reserved).
-_LOW_BIT: Final = bytes(b & 1 for b in range(256))
+#: One vector per thread, reused (allocating one per call costs as much as the call):
+#: large enough for a read of 1 MiB; a longer read gets a larger one.
+_VECTOR_PAGES: Final = 256
+_vectors = threading.local()
 
 
 def _load_mincore() -> Callable[[int, int, ctypes.Array[ctypes.c_char]], int] | None:
@@ -58,7 +61,11 @@ def is_resident(address: int, position: int, length: int) -> bool:
     first = (address + position) // PAGE_SIZE * PAGE_SIZE
     end = address + position + length
     pages = (end - first + PAGE_SIZE - 1) // PAGE_SIZE
-    vector = ctypes.create_string_buffer(pages)
+    vector = getattr(_vectors, "vector", None)
+    if vector is None or len(vector) < pages:
+        vector = _vectors.vector = ctypes.create_string_buffer(max(pages, _VECTOR_PAGES))
     if _MINCORE(first, end - first, vector) != 0:
         return False
-    return b"\x00" not in vector.raw.translate(_LOW_BIT)
+    # A byte with bits other than the low one set (reserved, never seen) counts as not
+    # resident: the safe answer.
+    return vector.raw.count(1, 0, pages) == pages

@@ -12,6 +12,7 @@ import pytest
 
 from orbitmq.broker import load_broker_config
 from orbitmq.common.errors import ConfigError
+from orbitmq.filter import TagMessageFilter, build_subscription_data
 from orbitmq.store import ColdReader, GetMessageStatus, MessageStore, message_reader
 from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.message_store_config import MessageStoreConfig
@@ -29,7 +30,7 @@ PRETEND_RAM_BYTES = 100 * 1024
 def _put(store: MessageStore, count: int) -> None:
     for i in range(count):
         body = f"m{i}:".encode().ljust(BODY_BYTES, b".")
-        assert store.put_message(make_message(body=body)).is_ok
+        assert store.put_message(make_message(body=body, tags="TagA")).is_ok
     assert store.wait_for_dispatch()
 
 
@@ -90,7 +91,10 @@ def _drop_from_page_cache(mapped: MappedFile) -> None:
         os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
-def test_a_read_of_pages_not_in_the_page_cache_is_cold(store_factory: StoreFactory) -> None:
+@pytest.mark.parametrize("tag", [None, "TagA"])  # the run path, and the per-message loop
+def test_a_read_of_pages_not_in_the_page_cache_is_cold(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, tag: str | None
+) -> None:
     store = store_factory(access_message_in_memory_max_ratio=100)
     _put(store, 50)
     mapped = store.commit_log.mapped_file_queue.mapped_files[0]
@@ -98,10 +102,15 @@ def test_a_read_of_pages_not_in_the_page_cache_is_cold(store_factory: StoreFacto
     _drop_from_page_cache(mapped)
     if mapped.is_resident(0, mmap.PAGESIZE):
         pytest.skip("this file system keeps the pages (tmpfs?)")
-    got = store.get_message("g", "TopicTest", 0, 0, 4)
+    message_filter = TagMessageFilter(build_subscription_data("TopicTest", tag or "*"))
+    # Within RECENT_BYTES of the end, records are taken as cached without asking.
+    assert store.get_message("g", "TopicTest", 0, 0, 4, message_filter).cold_offsets is None
+    monkeypatch.setattr(message_reader, "RECENT_BYTES", 0)
+    got = store.get_message("g", "TopicTest", 0, 0, 4, message_filter)
     assert got.message_count == 4
     assert got.cold_offsets is not None
     assert not got.suggest_pulling_from_slave  # the ratio still says in memory
+    assert _bodies(got.message_buffers) == [b"m0", b"m1", b"m2", b"m3"]
 
 
 @pytest.mark.usefixtures("pretend_ram")
