@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.get_message_result import GetMessageResult
@@ -25,9 +26,10 @@ class ColdReader:
 
     A view of the mapping over pages the page cache lacks blocks whoever first touches it:
     on the event loop, every connection. Such records are read instead with ``pread``
-    (which lets go of the GIL while the disk works) on a thread of the loop's default
-    executor, and the result's views are replaced by views of those copies, so the answer
-    that the loop writes touches no cold page.
+    (which lets go of the GIL while the disk works) on a thread of the reader's own pool
+    (``max_in_flight`` threads, started on first use: the loop's default executor serves
+    other work, which a slow disk must not hold up), and the result's views are replaced
+    by views of those copies, so the answer that the loop writes touches no cold page.
 
     At most ``max_in_flight`` loads run at once; others wait their turn in arrival order,
     holding no copy while they wait: cold readers share the disk and cannot use more
@@ -43,6 +45,7 @@ class ColdReader:
         self.max_in_flight = max_in_flight
         self._read = read or _pread
         self._slots = asyncio.Semaphore(max(1, max_in_flight))
+        self._pool: ThreadPoolExecutor | None = None
         #: Reads loaded on a thread, and those that fell back to the mapping's views.
         self.loaded_count = 0
         self.failed_count = 0
@@ -55,8 +58,10 @@ class ColdReader:
         sizes = [len(record) for record in result.message_buffers]
         async with self._slots:
             loop = asyncio.get_running_loop()
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.max_in_flight, "ColdRead")
             try:
-                records = await loop.run_in_executor(None, self._load, offsets, sizes)
+                records = await loop.run_in_executor(self._pool, self._load, offsets, sizes)
             except (OSError, ValueError) as exc:
                 # A file retention removed meanwhile: the views still hold its mapping.
                 self.failed_count += 1
