@@ -43,7 +43,9 @@ class ColdReader:
     ) -> None:
         self.commit_log = commit_log
         self.max_in_flight = max_in_flight
-        self._read = read or _pread
+        #: Reads a run of records on a pool thread (``MappedFile.read``: pread); tests
+        #: replace it to hold a cold read.
+        self.read_file: FileRead = read or _pread
         self._slots = asyncio.Semaphore(max(1, max_in_flight))
         self._pool: ThreadPoolExecutor | None = None
         #: Reads loaded on a thread, and those that fell back to the mapping's views.
@@ -92,7 +94,7 @@ class ColdReader:
                 stop += 1
             if stop == index:
                 raise ValueError(f"record at offset {low} runs past its file")
-            chunk = memoryview(self._read(mapped, low - base, end - low))
+            chunk = memoryview(self.read_file(mapped, low - base, end - low))
             if len(chunk) != end - low:
                 raise ValueError(f"short read at offset {low}")
             for at in range(index, stop):

@@ -59,7 +59,7 @@ async def test_a_held_cold_pull_stalls_no_send_and_no_hot_pull(
         release.wait(20)
         return mapped.read(position, size)
 
-    cold_reader._read = held_read  # the seam: the read a cold pull makes on its thread
+    cold_reader.read_file = held_read  # the seam: the read a cold pull makes on its thread
     try:
         cold = asyncio.ensure_future(
             client.invoke(broker.address, pull_request(TOPIC, offset=0), 30)
