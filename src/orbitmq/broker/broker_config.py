@@ -313,6 +313,10 @@ def _check_ha(broker: BrokerConfig, store: MessageStoreConfig) -> None:
             f"accessMessageInMemoryMaxRatio: {store.access_message_in_memory_max_ratio} "
             "is outside 0..100"
         )
+    if store.cold_read_max_in_flight < 0:
+        raise ConfigError(
+            f"coldReadMaxInFlight: {store.cold_read_max_in_flight} must be >= 0 (0: none)"
+        )
 
 
 def _check_role(broker: BrokerConfig, store: MessageStoreConfig) -> None:

@@ -56,6 +56,7 @@ from orbitmq.protocol.pull_sys_flag import (
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import (
     BrokerRole,
+    ColdReader,
     GetMessageResult,
     GetMessageStatus,
     MessageFilter,
@@ -139,6 +140,8 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: Reads cold records on threads, so a page fault never blocks the loop.
+        self.cold_reader = ColdReader(store.commit_log, store_config.cold_read_max_in_flight)
         #: Counts pulled messages and pull offsets when the broker exports metrics (set by
         #: its wiring).
         self.message_counters: MessageCounters | None = None
@@ -225,6 +228,8 @@ class PullMessageProcessor:
             header.max_msg_nums,
             message_filter,
         )
+        if result.cold_offsets is not None:
+            await self.cold_reader.load(result)
         if self.stats is not None:
             _count_get(self.stats, header, result, began)
         answer: RemotingCommand | None = self._fill(response, header, group_config, result)

@@ -40,6 +40,10 @@ class GetMessageResult:
     suggest_pulling_from_slave: bool = False
     #: Records skipped because the filter did not match.
     filtered_count: int = 0
+    #: Set when the records are cold (on disk by accessMessageInMemoryMaxRatio, or not in
+    #: the page cache): their commit log offsets, one per buffer. Touching such views may
+    #: block on the disk, so a server loads them on a thread first (``ColdReader``).
+    cold_offsets: list[int] | None = None
 
     @property
     def message_count(self) -> int:

@@ -16,6 +16,7 @@ from typing import Final
 from orbitmq.common.file_system import FileSystem
 from orbitmq.store.errors import StoreError
 from orbitmq.store.mapped_file_cache import MappedFileCache
+from orbitmq.store.page_residency import is_resident, mapping_address
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,8 @@ class MappedFile:
         self._fd = -1
         self._buffer: mmap.mmap | None = None
         self._view: memoryview | None = None
+        #: Where the mapping starts in this process (0: not mapped), for ``is_resident``.
+        self._address = 0
         #: Set on every use; the cache's clock hand clears it (second chance).
         self.referenced = True
         if create:
@@ -153,6 +156,7 @@ class MappedFile:
         else:
             os.close(fd)
         self._buffer, self._view = buffer, memoryview(buffer)
+        self._address = mapping_address(buffer)
         if self._cache is not None:
             self._cache.opened(self)
         return buffer
@@ -286,6 +290,13 @@ class MappedFile:
         end = self.wrote_position if size is None else min(position + size, self.file_size)
         return view[position:end]
 
+    def is_resident(self, position: int, size: int) -> bool:
+        """Whether ``size`` bytes from ``position`` are in the page cache (mincore), so that
+        reading them through ``select``'s view takes no disk read. A file not mapped now
+        answers False (reading it would map it, and may fault)."""
+        address = self._address
+        return address != 0 and is_resident(address, position, size)
+
     def data_end(self) -> int:
         """Where the file's written bytes end at most: the end of its last run of data as the
         file system reports it (SEEK_DATA / SEEK_HOLE; reserved but unwritten blocks count as
@@ -381,6 +392,7 @@ class MappedFile:
                 return False
             # No munmap here: a thread may hold the mapping; it goes with the last holder.
             self._buffer = self._view = None
+            self._address = 0
             return True
         finally:
             self._lock.release()
@@ -393,6 +405,7 @@ class MappedFile:
             self.available = False
             buffer, view, fd = self._buffer, self._view, self._fd
             self._buffer = self._view = None
+            self._address = 0
             self._fd = -1
             if view is not None:
                 view.release()

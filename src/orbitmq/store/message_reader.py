@@ -22,6 +22,10 @@ from orbitmq.store.message_filter import MessageFilter, matches_every_message
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE, MessageStoreConfig
 
 _NO_FILE: Final = -1
+#: Records this close to the commit log's end were written moments ago and are taken as
+#: in the page cache without asking mincore (a call costs about 1.5 us from Python, on
+#: every pull at the head otherwise). 64 MiB is half a minute of a 2 MB/s producer.
+RECENT_BYTES: Final = 64 * 1024 * 1024
 
 
 def _total_physical_memory() -> int:
@@ -176,9 +180,13 @@ def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult
     totals = np.cumsum(sizes, dtype=np.int64)
     fit = int(np.searchsorted(totals, byte_limit, side="right"))
     taken = max(1, min(count, most, fit))
-    records = _records(request.commit_log, phys[:taken], sizes[:taken])
-    if records is None:
+    probe = request.max_phy - lowest > RECENT_BYTES
+    read = _records(request.commit_log, phys[:taken], sizes[:taken], probe)
+    if read is None:
         return False
+    records, resident = read
+    if not resident:
+        result.cold_offsets = phys[:taken].tolist()
     result.message_buffers.extend(records)
     result.message_queue_offsets.extend(range(offset, offset + taken))
     result.buffer_total_size = int(totals[taken - 1])
@@ -189,12 +197,17 @@ def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult
 
 
 def _records(
-    commit_log: CommitLog, phys: npt.NDArray[np.int64], sizes: npt.NDArray[np.int32]
-) -> list[memoryview] | None:
+    commit_log: CommitLog,
+    phys: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int32],
+    probe: bool,
+) -> tuple[list[memoryview], bool] | None:
     """Views of the records at ``phys`` with ``sizes``, as ``CommitLog.get_message`` gives
-    them, looking up each commit log file once; None when one is not readable."""
+    them, looking up each commit log file once, and whether all of them are in the page
+    cache (asked only when ``probe``); None when one is not readable."""
     files = commit_log.mapped_file_queue
     records: list[memoryview] = []
+    resident = True
     first = 0
     while first < len(phys):
         mapped = files.find_by_offset(int(phys[first]))
@@ -208,11 +221,13 @@ def _records(
         stop = first + int(np.searchsorted(phys[first:], base + mapped.file_size))
         starts = phys[first:stop] - base
         ends = starts + sizes[first:stop]
-        if starts.min() < 0 or ends.max() > len(view):
+        low, high = int(starts.min()), int(ends.max())
+        if low < 0 or high > len(view):
             return None
         records += [view[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        resident = resident and (not probe or mapped.is_resident(low, high - low))
         first = stop
-    return records
+    return records, resident
 
 
 def _take_each(
@@ -228,6 +243,8 @@ def _take_each(
     skip_until = _NO_FILE
     last_phy = 0
     read = 0
+    taken_phys: list[int] = []
+    cold = False
     buffers = result.message_buffers
     queue_offsets = result.message_queue_offsets
     for phy, size, tags_code in UNIT.iter_unpack(units):
@@ -261,9 +278,39 @@ def _take_each(
             result.filtered_count += 1
             continue
         buffers.append(record)
+        taken_phys.append(phy)
+        cold = cold or in_disk
         queue_offsets.append(offset + read - 1)
         result.buffer_total_size += size
         result.status = GetMessageStatus.FOUND
         skip_until = _NO_FILE
     result.next_begin_offset = offset + read
     result.suggest_pulling_from_slave = max_phy - last_phy > memory
+    if taken_phys and (
+        cold
+        or (
+            max_phy - min(taken_phys) > RECENT_BYTES
+            and not _resident(commit_log, taken_phys, buffers)
+        )
+    ):
+        result.cold_offsets = taken_phys
+
+
+def _resident(commit_log: CommitLog, phys: list[int], records: list[memoryview]) -> bool:
+    """Whether every record (at ``phys``, as long as ``records``) is in the page cache: one
+    mincore call per commit log file over the span its records cover."""
+    files = commit_log.mapped_file_queue
+    index = 0
+    while index < len(phys):
+        mapped = files.find_by_offset(phys[index])
+        if mapped is None:
+            return False
+        base = mapped.file_from_offset
+        file_end = base + mapped.file_size
+        low = high = phys[index]
+        while index < len(phys) and phys[index] < file_end:
+            high = max(high, phys[index] + len(records[index]))
+            index += 1
+        if not mapped.is_resident(low - base, high - low):
+            return False
+    return True

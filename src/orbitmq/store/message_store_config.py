@@ -76,6 +76,11 @@ class MessageStoreConfig:
     max_transfer_bytes_on_message_in_disk: int = 64 * 1024
     max_transfer_count_on_message_in_disk: int = 8
     access_message_in_memory_max_ratio: int = 40
+    #: Pulls whose records are cold (further behind the commit log's end than
+    #: accessMessageInMemoryMaxRatio of RAM, or not in the page cache) read them on a
+    #: thread, at most this many at once; 0 reads them on the event loop. Not in RocketMQ,
+    #: whose pulls all run on a pool of pullMessageThreadPoolNums threads.
+    cold_read_max_in_flight: int = 4
     message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
     flush_delay_offset_interval: int = 10_000
     #: How long the reput loop sleeps when the commit log has nothing new, in ms.
