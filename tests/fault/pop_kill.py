@@ -66,27 +66,32 @@ async def _ack(client: RemotingClient, broker: str, answer: PopAnswer, index: in
 
 
 async def _consume_before(broker: str, pops: int) -> tuple[set[bytes], set[bytes]]:
-    """Pop ``pops`` times; ack every other message. The acked and the unacked bodies."""
+    """Pop ``pops`` times; ack every other message. The bodies acked in time, and those
+    acked late: an ack answered after the message's invisible time may come too late (the
+    message was revived already: RocketMQ answers such an ack SUCCESS and changes nothing),
+    so a late one may come back. "In time" is counted from before the POP was sent, which
+    is never later than the broker's pop time."""
     acked: set[bytes] = set()
-    unacked: set[bytes] = set()
+    late: set[bytes] = set()
     client = RemotingClient(connect_timeout_s=5.0)
     try:
         for _ in range(pops):
+            asked_at = time.monotonic()
             answer = await _pop(client, broker, 1000)
             for i, message in enumerate(answer.messages):
                 if i % 2 == 0:
                     await _ack(client, broker, answer, i)
-                    acked.add(message.body)
-                else:
-                    unacked.add(message.body)
+                    in_time = time.monotonic() - asked_at < INVISIBLE_MS / 1000
+                    (acked if in_time else late).add(message.body)
     finally:
         await client.close()
-    return acked, unacked
+    return acked, late
 
 
 async def _consume_after(broker: str, expected: set[bytes], acked: set[bytes]) -> set[bytes]:
-    """Pop and ack until every ``expected`` body came; fail on any ``acked`` one. Then one
-    more long poll past the invisible time must find nothing left."""
+    """Pop and ack until every ``expected`` body came; fail on any ``acked`` one (bodies in
+    neither set, acked late, may come). Then one more long poll past the invisible time must
+    find nothing left."""
     seen: set[bytes] = set()
     client = RemotingClient(connect_timeout_s=5.0)
     try:
@@ -116,18 +121,24 @@ def run_pop_kill(tmp_path: Path, count: int, pops: int, rounds: int = 1) -> None
     data_dir = tmp_path / "data"
     process, ready = start_orbitmq(data_dir, tmp_path / "run0", conf)
     acked: set[bytes] = set()
+    late: set[bytes] = set()
     try:
         asyncio.run(_send_all(ready.group(2), count))
         for round_no in range(1, rounds + 1):
-            newly_acked, _ = asyncio.run(_consume_before(ready.group(2), pops))
+            newly_acked, newly_late = asyncio.run(_consume_before(ready.group(2), pops))
             assert not newly_acked & acked
             acked |= newly_acked
+            late |= newly_late
             process.kill()  # SIGKILL: no shutdown, no offsets saved
             process.wait(timeout=30)
             process, ready = start_orbitmq(data_dir, tmp_path / f"run{round_no}", conf)
         everything = {f"m{i:05d}".encode() for i in range(count)}
-        seen = asyncio.run(_consume_after(ready.group(2), everything - acked, acked))
-        assert seen == everything - acked
+        late -= acked  # acked in time in a later round
+        expected = everything - acked - late
+        seen = asyncio.run(_consume_after(ready.group(2), expected, acked))
+        assert expected <= seen <= everything - acked
+        # On a machine not overloaded, every ack is in time: the check is not hollow.
+        assert len(acked) >= 2 * len(late), (len(acked), len(late))
     finally:
         if process.poll() is None:
             process.kill()
