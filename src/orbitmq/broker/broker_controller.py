@@ -568,7 +568,7 @@ class BrokerController(AsyncLifetime):
         await self.acl.stop()
         await self.send_message_processor.send_queue.close()
         await self.client_housekeeping.stop()
-        await self.pull_request_hold_service.stop()
+        await self.pull_message_processor.stop()
         await self.pop.stop()  # revives put into the store, as checks do
         # Checks put into the store, as delivery does: they end before it.
         await self._stop_transactional_message_check_service()

@@ -146,6 +146,11 @@ class PullMessageProcessor:
         #: its wiring).
         self.message_counters: MessageCounters | None = None
 
+    async def stop(self) -> None:
+        """Stop the held pulls' service and let the cold reads' threads go."""
+        await self.pull_request_hold_service.stop()
+        self.cold_reader.close()
+
     def reject_request(self) -> bool:
         return False
 

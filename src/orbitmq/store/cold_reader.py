@@ -73,6 +73,13 @@ class ColdReader:
         result.cold_offsets = None
         self.loaded_count += 1
 
+    def close(self) -> None:
+        """Let the pool's threads end (a read in progress finishes; its answer is dropped
+        with the connection). A later load starts a new pool."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def _load(self, offsets: list[int], sizes: list[int]) -> list[memoryview]:
         """On a thread: one read per run of adjacent records in the same file."""
         files = self.commit_log.mapped_file_queue

@@ -79,3 +79,25 @@ async def test_a_held_cold_pull_stalls_no_send_and_no_hot_pull(
     assert [m.queue_offset for m in got] == list(range(8))  # the on-disk limit: 8
     assert [m.body.split(b":")[0] for m in got] == [f"m{i}".encode() for i in range(8)]
     assert cold_reader.loaded_count == 1
+
+
+@pytest.mark.usefixtures("pretend_ram")
+async def test_the_cold_readers_threads_end_with_the_broker(
+    broker_factory: BrokerFactory, client: RemotingClient
+) -> None:
+    broker = await broker_factory()
+    for i in range(100):
+        await _send(client, broker, f"m{i}:".encode().ljust(1000, b"."))
+    await eventually_async(
+        lambda: broker.message_store.get_max_offset_in_queue(TOPIC, 0) == 100 or None
+    )
+    response = await client.invoke(broker.address, pull_request(TOPIC, offset=0), 30)
+    assert response.code == ResponseCode.SUCCESS
+    assert broker.pull_message_processor.cold_reader.loaded_count == 1
+
+    def cold_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("ColdRead")]
+
+    assert cold_threads()
+    await broker.stop()
+    await eventually_async(lambda: not cold_threads() or None, what="the cold read threads end")
