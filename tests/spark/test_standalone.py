@@ -6,6 +6,7 @@ executors' interpreter, and a bare interpreter with OrbitMQ shipped as a zip (--
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -130,16 +131,17 @@ def bare_env(python: Path, zipped: Path) -> dict[str, str]:
     return env
 
 
-def spark_submit(standalone: StandaloneSpark, zipped: Path, *args: str) -> list[str]:
+def spark_submit(standalone: StandaloneSpark, zipped: Path | None, *args: str) -> list[str]:
+    shipped = ["--py-files", str(zipped)] if zipped is not None else []
     return [
         str(SPARK_HOME / "bin" / "spark-submit"),
-        *("--master", standalone.master_url, "--py-files", str(zipped)),
+        *("--master", standalone.master_url, *shipped),
         *("--conf", "spark.executor.memory=512m", "--conf", "spark.ui.enabled=false"),
         *args,
     ]
 
 
-def test_archive_and_stream_with_the_package_shipped_as_py_files(
+def test_archive_job_with_the_package_shipped_as_py_files(
     standalone: StandaloneSpark,
     bare: tuple[Path, Path],
     cluster: ThreadedCluster,
@@ -152,17 +154,55 @@ def test_archive_and_stream_with_the_package_shipped_as_py_files(
     out = tmp_path / "archive"
     job = ["archive", "-n", cluster.namesrv_addr, "--topic", topic, "--output", str(out)]
     job += ["--checkpoint", str(tmp_path / "checkpoint")]
-    output = run(
-        spark_submit(standalone, zipped, str(JOBS_MAIN), *job), bare_env(python, zipped), standalone
-    )
+    command = spark_submit(standalone, zipped, str(JOBS_MAIN), *job)
+    output = run(command, bare_env(python, zipped), standalone)
     assert "messages archived" in output and "85" in output
     assert rows(out) == expected
 
-    stream_out = tmp_path / "stream"
-    args = [cluster.namesrv_addr, topic, str(stream_out), str(tmp_path / "ckpt")]
-    run(
-        spark_submit(standalone, zipped, str(STREAM_DRIVER), *args),
-        bare_env(python, zipped),
-        standalone,
+
+@pytest.mark.fault  # long: one more application on the cluster (about a minute, loaded)
+def test_own_stream_job_with_the_package_shipped_as_py_files(
+    standalone: StandaloneSpark,
+    bare: tuple[Path, Path],
+    cluster: ThreadedCluster,
+    producer: Producer,
+    topic: str,
+    tmp_path: Path,
+) -> None:
+    python, zipped = bare
+    expected = fill(producer, cluster, topic)
+    out = tmp_path / "stream"
+    args = [cluster.namesrv_addr, topic, str(out), str(tmp_path / "ckpt")]
+    command = spark_submit(standalone, zipped, str(STREAM_DRIVER), *args)
+    run(command, bare_env(python, zipped), standalone)
+    assert rows(out) == expected
+
+
+@pytest.mark.fault  # long: one more application on the cluster (about a minute, loaded)
+def test_without_py_files_the_executors_lack_orbitmq(
+    standalone: StandaloneSpark,
+    bare: tuple[Path, Path],
+    cluster: ThreadedCluster,
+    producer: Producer,
+    topic: str,
+    tmp_path: Path,
+) -> None:
+    """The control for the tests above: the same stream read, the zip on the driver's
+    PYTHONPATH but not shipped, fails in the executors: they import only what is shipped."""
+    python, zipped = bare
+    fill(producer, cluster, topic)
+    args = [cluster.namesrv_addr, topic, str(tmp_path / "out"), str(tmp_path / "ckpt")]
+    # One failed task attempt is enough.
+    command = spark_submit(standalone, None, "--conf", "spark.task.maxFailures=1")
+    done = subprocess.run(
+        [*command, str(STREAM_DRIVER), *args],
+        env=bare_env(python, zipped),
+        capture_output=True,
+        text=True,
+        timeout=JOB_TIMEOUT_S,
+        check=False,
     )
-    assert rows(stream_out) == expected
+    assert done.returncode != 0
+    # A task failed (in an executor's Python worker: the driver's planning found the package).
+    failed = r"Task \d+ in stage [\d.]+ failed 1 times.*?No module named 'orbitmq'"
+    assert re.search(failed, done.stderr, re.S), done.stderr[-5000:]
