@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.table import Table
 
+from orbitmq.spark.data_source import register
 from orbitmq.spark.jobs.archive import archive
 from orbitmq.spark.jobs.backlog import rebalance_backlog
 from orbitmq.spark.jobs.lag_report import lag_report, write_lag_report
@@ -41,6 +42,12 @@ def session(app: str, master: str | None) -> SparkSession:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(master or "local[*]")
     spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")  # quiet the replaced-source warning below
+    # Registered by name, Spark's own lookup would run the executors' Python workers on the
+    # driver's interpreter path and PYTHONPATH, without the job's --py-files; registered here
+    # they run PYSPARK_PYTHON (spark.pyspark.python) with the shipped files, as on a cluster
+    # whose nodes have their own Python.
+    register(spark)
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
