@@ -266,6 +266,19 @@ class MappedFile:
                 raise StoreError(f"{self.file_name} is closed")
             self._fs.write(fd, data, position)
 
+    def store(self, position: int, data: bytes) -> None:
+        """Copy ``data`` (a few bytes) to ``position``: through the mapping while the file is
+        open, through the file (one ``pwrite``) while the cache has it closed. A writer that
+        reopened a closed file for a 20-byte unit would pay an open, an mmap and a write
+        fault, and evict another file whose munmap costs as much: with more queues written
+        round robin than the cache holds, that was every unit. Raises OSError."""
+        buffer = self._buffer
+        if buffer is not None:
+            self.referenced = True
+            buffer[position : position + len(data)] = data
+        else:
+            self.write(position, data)
+
     def read(self, position: int, size: int) -> bytes:
         """``size`` bytes from ``position``, read through the file (pread), not the mapping:
         through a mapping, the first touch of pages the file system holds no data for

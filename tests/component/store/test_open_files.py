@@ -85,6 +85,36 @@ def test_open_consume_queue_files_stay_within_the_bound_and_everything_reads_bac
     assert _open_queue_descriptors(reopened) <= BOUND + 2
 
 
+def test_writes_to_more_queues_than_the_bound_reopen_no_file(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    # R19 at speed: round robin over more queues than files the cache keeps open. A unit
+    # for a closed file goes through the file; reopening its mapping for 20 bytes would
+    # evict another file each time (an open, an mmap, a munmap and a write fault a unit).
+    root = tmp_path / "store"
+    store = store_factory(root, max_open_consume_queue_files=BOUND)
+    queues, rounds = 10 * BOUND, 6
+    _put_round_robin(store, queues, 1)  # creates every queue's file: evictions, unavoidable
+    assert store.wait_for_dispatch()
+    cache = store.consume_queue_file_cache
+    created = cache.evictions
+    assert created >= queues - BOUND
+    for r in range(1, rounds):
+        for q in range(queues):
+            message = make_message(TOPIC, f"{q}:{r}".encode(), queue_id=q)
+            assert store.put_message(message).is_ok
+    assert store.wait_for_dispatch()
+    assert cache.evictions == created
+    assert cache.open_count <= BOUND
+    # What went through the file is what a reader sees through a mapping, and on disk.
+    for q in range(queues):
+        assert _read_queue(store, q) == _expected(q, rounds)
+    store.shutdown()
+    reopened = store_factory(root, max_open_consume_queue_files=BOUND)
+    for q in range(queues):
+        assert _read_queue(reopened, q) == _expected(q, rounds)
+
+
 def test_emfile_stops_dispatch_and_writes_for_a_while_and_no_service_dies(
     store_factory: StoreFactory,
 ) -> None:
