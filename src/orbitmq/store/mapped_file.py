@@ -100,6 +100,8 @@ class MappedFile:
         self._view: memoryview | None = None
         #: Set on every use; the cache's clock hand clears it (second chance).
         self.referenced = True
+        #: The cache's count of writes to closed files at this file's last one (-1: none).
+        self._last_closed_write = -1
         if create:
             self._create(allocation.preallocate)
         else:
@@ -268,11 +270,17 @@ class MappedFile:
 
     def store(self, position: int, data: bytes) -> None:
         """Copy ``data`` (a few bytes) to ``position``: through the mapping while the file is
-        open, through the file (one ``pwrite``) while the cache has it closed. A writer that
-        reopened a closed file for a 20-byte unit would pay an open, an mmap and a write
-        fault, and evict another file whose munmap costs as much: with more queues written
-        round robin than the cache holds, that was every unit. Raises OSError."""
+        open; while the cache has it closed, through the file (one ``pwrite``) unless it is
+        written often enough to deserve its mapping back (``worth_reopening``). A writer
+        that reopened a closed file for every 20-byte unit would pay an open, an mmap and a
+        write fault, and evict another file whose munmap costs as much: with more queues
+        written round robin than the cache holds, that was every unit. Raises OSError."""
         buffer = self._buffer
+        cache = self._cache
+        if buffer is None and cache is not None:
+            reopen, self._last_closed_write = cache.worth_reopening(self._last_closed_write)
+            if reopen:
+                buffer = self._reopen()
         if buffer is not None:
             self.referenced = True
             buffer[position : position + len(data)] = data

@@ -106,13 +106,24 @@ def test_writes_to_more_queues_than_the_bound_reopen_no_file(
     assert store.wait_for_dispatch()
     assert cache.evictions == created
     assert cache.open_count <= BOUND
+    # A queue written often gets its mapping back (the 4-queue topic beside the many).
+    queue_files = [store.find_consume_queue(TOPIC, q) for q in range(queues)]
+    files = [cq.mapped_file_queue.last() if cq else None for cq in queue_files]
+    hot = next(q for q, mapped in enumerate(files) if mapped is not None and not mapped.is_open)
+    last = files[hot]
+    assert last is not None
+    for r in range(rounds, rounds + 3):
+        assert store.put_message(make_message(TOPIC, f"{hot}:{r}".encode(), queue_id=hot)).is_ok
+        assert store.wait_for_dispatch()
+    assert last.is_open
     # What went through the file is what a reader sees through a mapping, and on disk.
+    expected = {q: _expected(q, rounds + 3 if q == hot else rounds) for q in range(queues)}
     for q in range(queues):
-        assert _read_queue(store, q) == _expected(q, rounds)
+        assert _read_queue(store, q) == expected[q]
     store.shutdown()
     reopened = store_factory(root, max_open_consume_queue_files=BOUND)
     for q in range(queues):
-        assert _read_queue(reopened, q) == _expected(q, rounds)
+        assert _read_queue(reopened, q) == expected[q]
 
 
 def test_emfile_stops_dispatch_and_writes_for_a_while_and_no_service_dies(
