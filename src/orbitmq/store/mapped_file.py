@@ -100,8 +100,8 @@ class MappedFile:
         self._view: memoryview | None = None
         #: Set on every use; the cache's clock hand clears it (second chance).
         self.referenced = True
-        #: The cache's count of writes to closed files at this file's last one (-1: none).
-        self._last_closed_write = -1
+        #: The cache's store count at this file's last ``store`` (-1: none yet).
+        self._last_store = -1
         if create:
             self._create(allocation.preallocate)
         else:
@@ -277,9 +277,10 @@ class MappedFile:
         written round robin than the cache holds, that was every unit. Raises OSError."""
         buffer = self._buffer
         cache = self._cache
-        if buffer is None and cache is not None:
-            reopen, self._last_closed_write = cache.worth_reopening(self._last_closed_write)
-            if reopen:
+        if cache is not None:
+            now = cache.store_tick()
+            last, self._last_store = self._last_store, now
+            if buffer is None and cache.worth_reopening(last, now):
                 buffer = self._reopen()
         if buffer is not None:
             self.referenced = True

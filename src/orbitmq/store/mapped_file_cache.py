@@ -66,20 +66,23 @@ class MappedFileCache:
         self._lock = threading.Lock()
         #: Files closed to keep the bound, since the start.
         self.evictions = 0
-        #: Writes that went to closed files, since the start: the clock by which a closed
-        #: file's writes are judged frequent (see ``worth_reopening``). Counted without
-        #: the lock: a lost increment only makes a distance look one shorter.
-        self.closed_writes = 0
+        #: Stores into the files since the start (``MappedFile.store``): the clock by which
+        #: a closed file's writes are judged frequent. Counted without the lock: a lost
+        #: increment only makes a distance look one shorter.
+        self.stores = 0
 
-    def worth_reopening(self, last_closed_write: int) -> tuple[bool, int]:
-        """A write to a closed file whose previous write to it while closed was
-        ``last_closed_write`` (a value this returned before; -1: none): whether to reopen it,
-        and the value to keep for the next time. Reopened when fewer than ``max_open``
-        writes to closed files came between: a file used that often would keep its place
-        in a cache of that size. Files written round robin among more queues than that
-        (reopening each would close another, every write) stay closed."""
-        now = self.closed_writes = self.closed_writes + 1
-        return last_closed_write >= 0 and now - last_closed_write <= self.max_open, now
+    def store_tick(self) -> int:
+        """Count a store into one of the files; the count, for ``worth_reopening``."""
+        now = self.stores = self.stores + 1
+        return now
+
+    def worth_reopening(self, last_store: int, now: int) -> bool:
+        """Whether a closed file stored into at ``now`` (``store_tick``), and before at
+        ``last_store`` (-1: never), should get its mapping back: when at most ``max_open``
+        stores came between, as a file used that often keeps its place in a cache of that
+        size. Files written round robin among more than that (where reopening each would
+        close the next one to be written, every store) stay closed and take a pwrite."""
+        return last_store >= 0 and now - last_store <= self.max_open
 
     @property
     def open_count(self) -> int:
