@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -273,3 +276,24 @@ def test_data_end_bounds_what_recovery_reads(tmp_path: Path) -> None:
     full.append(b"\x02" * 8192)
     assert full.data_end() == 8192
     full.close()
+
+
+@pytest.mark.parametrize(("soft", "bound"), [(1024, 512), (4096, 2048), (20_000, 15_904)])
+def test_the_bound_leaves_spare_descriptors_not_half_of_a_large_limit(
+    soft: int, bound: int
+) -> None:
+    # Half of a 20,000 limit left ten thousand queues (and a few more) just over the bound,
+    # every file closed and opened again in turn; small limits keep half for the rest.
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < soft:
+        pytest.skip(f"the hard open-files limit is {hard}")
+    code = (
+        "import resource\n"
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard}))\n"
+        "from orbitmq.store.mapped_file_cache import open_files_bound\n"
+        "print(open_files_bound(32768))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert int(out.stdout) == bound
