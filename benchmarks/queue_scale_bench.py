@@ -26,8 +26,11 @@ repository's disk (64 MiB commit log files, small index files; consume queues ke
    creates a queue's files on its first message; no progress for ``--stall-timeout`` s ends
    the wait), and the broker's open descriptors (``/proc/<pid>/fd``, sorted by what they
    point at) and mappings (``/proc/<pid>/maps``);
-3. after: phase 1 again with the many queues in place; the ratio to the baseline; whether
-   the 4-queue topic's acknowledged messages are readable before the restart;
+3. after: phase 1 again with the many queues in place, each round followed by one of
+   ``--messages`` written round robin over all T x Q queues (topic i mod T, queue
+   (i div T) mod Q: SPEC R19's many queues at full speed); the 4-queue rate's ratio to the
+   baseline, the round robin's ratio to the 4-queue rate of the same phase; whether the
+   4-queue topic's acknowledged messages are readable before the restart;
 4. restart: SIGTERM (``--kill``: SIGKILL, so the store recovers) and a fresh start; time to
    stop, to the ready line and to the first answered request; descriptors after the start;
 5. verify: every queue read back from its first offset; each acknowledged message must be
@@ -571,6 +574,39 @@ class WriteRound:
         return self.cpu.client_s / self.acked * 1e6 if self.acked else float("nan")
 
 
+async def timed_round(
+    producer: Producer,
+    cluster: Cluster,
+    args: argparse.Namespace,
+    ledger: Ledger,
+    items: Iterable[tuple[Message, MessageQueue | None]],
+) -> WriteRound:
+    meter = CpuMeter(cluster)
+    tally = await send_all(producer, items, args.concurrency, ledger)
+    return WriteRound(tally.acked, tally.failed, tally.seconds, meter.delta(), dict(tally.errors))
+
+
+def base_messages(n: int, seq: Iterator[int]) -> Iterator[tuple[Message, MessageQueue | None]]:
+    """``n`` messages to BASE_TOPIC, the producer picking its 4 queues round robin."""
+    for _ in range(n):
+        yield Message(BASE_TOPIC, body(next(seq)), properties={mc.PROPERTY_TAGS: "TagA"}), None
+
+
+def spread_messages(
+    n: int, seq: Iterator[int], args: argparse.Namespace, start: int
+) -> Iterator[tuple[Message, MessageQueue | None]]:
+    """``n`` messages round robin over every T x Q scale queue from position ``start``:
+    consecutive messages go to different topics (position i is topic i mod T, queue
+    (i div T) mod Q), so each queue is written once every T x Q messages."""
+    topics = scale_topics(args)
+    total = len(topics) * args.queues
+    for i in range(start, start + n):
+        k = i % total
+        topic, q = topics[k % len(topics)], (k // len(topics)) % args.queues
+        msg = Message(topic, body(next(seq)), properties={mc.PROPERTY_TAGS: "TagA"})
+        yield msg, MessageQueue(topic, BROKER_NAME, q)
+
+
 async def write_rounds(
     producer: Producer,
     cluster: Cluster,
@@ -579,20 +615,37 @@ async def write_rounds(
     seq: Iterator[int],
 ) -> list[WriteRound]:
     """A warm-up, then ``--rounds`` timed writes of ``--messages`` to BASE_TOPIC."""
+    await send_all(producer, base_messages(WARMUP_MESSAGES, seq), args.concurrency, ledger)
+    return [
+        await timed_round(producer, cluster, args, ledger, base_messages(args.messages, seq))
+        for _ in range(args.rounds)
+    ]
 
-    def messages(n: int) -> Iterator[tuple[Message, MessageQueue | None]]:
-        for _ in range(n):
-            yield Message(BASE_TOPIC, body(next(seq)), properties={mc.PROPERTY_TAGS: "TagA"}), None
 
-    await send_all(producer, messages(WARMUP_MESSAGES), args.concurrency, ledger)
-    rounds: list[WriteRound] = []
+async def interleaved_rounds(
+    producer: Producer,
+    cluster: Cluster,
+    args: argparse.Namespace,
+    ledger: Ledger,
+    seq: Iterator[int],
+) -> tuple[list[WriteRound], list[WriteRound]]:
+    """With the scale queues in place: ``--rounds`` pairs of timed writes, one to the
+    4-queue topic then one round robin over every scale queue (A/B interleaved, so a
+    change in the machine's other load hits both sides). Returns (4-queue, spread)."""
+    await send_all(producer, base_messages(WARMUP_MESSAGES, seq), args.concurrency, ledger)
+    position = 0
+    warm = spread_messages(WARMUP_MESSAGES, seq, args, position)
+    await send_all(producer, warm, args.concurrency, ledger)
+    position += WARMUP_MESSAGES
+    base: list[WriteRound] = []
+    spread_: list[WriteRound] = []
     for _ in range(args.rounds):
-        meter = CpuMeter(cluster)
-        tally = await send_all(producer, messages(args.messages), args.concurrency, ledger)
-        rounds.append(
-            WriteRound(tally.acked, tally.failed, tally.seconds, meter.delta(), dict(tally.errors))
-        )
-    return rounds
+        items = base_messages(args.messages, seq)
+        base.append(await timed_round(producer, cluster, args, ledger, items))
+        items = spread_messages(args.messages, seq, args, position)
+        spread_.append(await timed_round(producer, cluster, args, ledger, items))
+        position += args.messages
+    return base, spread_
 
 
 # -- the report -----------------------------------------------------------------------------
@@ -1050,6 +1103,48 @@ async def write_phase(
     return rounds or []
 
 
+async def after_phase(
+    producer: Producer,
+    cluster: Cluster,
+    args: argparse.Namespace,
+    report: Report,
+    ledger: Ledger,
+    seq: Iterator[int],
+) -> list[WriteRound]:
+    """Phase 3: the 4-queue writes again, interleaved with round-robin writes over every
+    scale queue; the spread's rate against the 4-queue rate of the same phase."""
+    phase, spread_phase = "3 after", "3 spread"
+    both = await bounded(
+        phase,
+        report,
+        args.phase_timeout,
+        interleaved_rounds(producer, cluster, args, ledger, seq),
+    )
+    after, spread_ = both or ([], [])
+    report_writes(report, phase, after)
+    report_writes(report, spread_phase, spread_)
+    report_proc(report, spread_phase, "broker after writes", cluster)
+    if after and spread_:
+        rate = statistics.median(r.msgs_per_s for r in spread_) / statistics.median(
+            r.msgs_per_s for r in after
+        )
+        cpu = statistics.median(r.broker_us_per_msg for r in spread_) / statistics.median(
+            r.broker_us_per_msg for r in after
+        )
+        pairs = [s.msgs_per_s / a.msgs_per_s for a, s in zip(after, spread_, strict=True)]
+        total = args.topics * args.queues
+        report.row(
+            spread_phase,
+            f"msg/s round robin over {total:,} queues / {BASE_QUEUES} queues (same phase)",
+            f"{rate:.2f} (pairs: {', '.join(f'{x:.2f}' for x in pairs)})",
+        )
+        report.row(spread_phase, "broker CPU us/msg spread / 4 queues", f"{cpu:.2f}")
+        report.data(
+            spread_phase, ratio_msgs_per_s=rate, ratio_broker_us_per_msg=cpu, pair_ratios=pairs
+        )
+    return after
+
+
 def report_ratio(report: Report, before: Sequence[WriteRound], after: Sequence[WriteRound]) -> None:
     if not before or not after:
         return
@@ -1105,7 +1200,7 @@ async def run_phases(cluster: Cluster, args: argparse.Namespace, report: Report)
         async with spy.phase("2-idle", broker.pid):
             await idle_cpu(cluster, report, "2 scale")
         async with spy.phase("3-after", broker.pid):
-            after = await write_phase("3 after", producer, cluster, args, report, ledger, seq)
+            after = await after_phase(producer, cluster, args, report, ledger, seq)
         report_ratio(report, before, after)
         await base_visibility(admin, report, ledger)
     finally:

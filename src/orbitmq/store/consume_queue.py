@@ -195,7 +195,7 @@ class ConsumeQueue:
             and mapped.wrote_position + CQ_STORE_UNIT_SIZE <= mapped.allocated
         ):
             # The common case: the next unit of a file with room (its blocks reserved).
-            UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
+            mapped.store(mapped.wrote_position, UNIT.pack(offset, size, tags_code))
             mapped.wrote_position += CQ_STORE_UNIT_SIZE
             self.max_physic_offset = offset + size
             return True
@@ -221,7 +221,7 @@ class ConsumeQueue:
             self._fill_blank_until(expect)
             mapped = queue.last_or_create(expect)
         mapped.reserve(mapped.wrote_position + CQ_STORE_UNIT_SIZE)
-        UNIT.pack_into(mapped.buffer, mapped.wrote_position, offset, size, tags_code)
+        mapped.store(mapped.wrote_position, UNIT.pack(offset, size, tags_code))
         mapped.wrote_position += CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size
         return True
@@ -261,8 +261,8 @@ class ConsumeQueue:
             start = mapped.wrote_position
             stop = start + (end - done) * CQ_STORE_UNIT_SIZE
             mapped.reserve(stop)
-            mapped.buffer[start:stop] = _pack_units(
-                offsets[done:end], sizes[done:end], tags_codes[done:end]
+            mapped.store(
+                start, _pack_units(offsets[done:end], sizes[done:end], tags_codes[done:end])
             )
             mapped.wrote_position = stop
             self.max_physic_offset = offsets[end - 1] + sizes[end - 1]

@@ -103,6 +103,8 @@ class MappedFile:
         self._address = 0
         #: Set on every use; the cache's clock hand clears it (second chance).
         self.referenced = True
+        #: The cache's store count at this file's last ``store`` (-1: none yet).
+        self._last_store = -1
         if create:
             self._create(allocation.preallocate)
         else:
@@ -269,6 +271,26 @@ class MappedFile:
             if fd is None:
                 raise StoreError(f"{self.file_name} is closed")
             self._fs.write(fd, data, position)
+
+    def store(self, position: int, data: bytes) -> None:
+        """Copy ``data`` (a few bytes) to ``position``: through the mapping while the file is
+        open; while the cache has it closed, through the file (one ``pwrite``) unless it is
+        written often enough to deserve its mapping back (``worth_reopening``). A writer
+        that reopened a closed file for every 20-byte unit would pay an open, an mmap and a
+        write fault, and evict another file whose munmap costs as much: with more queues
+        written round robin than the cache holds, that was every unit. Raises OSError."""
+        buffer = self._buffer
+        cache = self._cache
+        if cache is not None:
+            now = cache.store_tick()
+            last, self._last_store = self._last_store, now
+            if buffer is None and cache.worth_reopening(last, now):
+                buffer = self._reopen()
+        if buffer is not None:
+            self.referenced = True
+            buffer[position : position + len(data)] = data
+        else:
+            self.write(position, data)
 
     def read(self, position: int, size: int) -> bytes:
         """``size`` bytes from ``position``, read through the file (pread), not the mapping:

@@ -25,14 +25,22 @@ DESCRIPTORS_PER_FILE: Final = 1
 MIN_OPEN_FILES: Final = 16
 
 
+#: Descriptors kept for everything but consume-queue files (connections, the commit log and
+#: index files, the console's and gRPC's sockets) once the limit is large enough to spare them.
+SPARE_DESCRIPTORS: Final = 4096
+
+
 def open_files_bound(max_open: int, share: float = 0.5) -> int:
-    """``max_open`` (the maxOpenConsumeQueueFiles setting), lowered to what ``share`` of the
-    process's soft RLIMIT_NOFILE allows: the rest stays for connections, the commit log and
-    index files, and everything else the process opens."""
+    """``max_open`` (the maxOpenConsumeQueueFiles setting), lowered to what the process's soft
+    RLIMIT_NOFILE allows: ``share`` of it, or all but SPARE_DESCRIPTORS when that is more
+    (a limit of 20,000 holds 15,904 files, so ten thousand queues and more stay open rather
+    than half of it, which left 10,000 queues just over the bound); the rest stays for
+    connections, the commit log and index files, and everything else the process opens."""
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return max(max_open, MIN_OPEN_FILES)
-    return max(MIN_OPEN_FILES, min(max_open, int(soft * share) // DESCRIPTORS_PER_FILE))
+    room = max(int(soft * share), soft - SPARE_DESCRIPTORS)
+    return max(MIN_OPEN_FILES, min(max_open, room // DESCRIPTORS_PER_FILE))
 
 
 class CachedFile(Protocol):
@@ -66,6 +74,23 @@ class MappedFileCache:
         self._lock = threading.Lock()
         #: Files closed to keep the bound, since the start.
         self.evictions = 0
+        #: Stores into the files since the start (``MappedFile.store``): the clock by which
+        #: a closed file's writes are judged frequent. Counted without the lock: a lost
+        #: increment only makes a distance look one shorter.
+        self.stores = 0
+
+    def store_tick(self) -> int:
+        """Count a store into one of the files; the count, for ``worth_reopening``."""
+        now = self.stores = self.stores + 1
+        return now
+
+    def worth_reopening(self, last_store: int, now: int) -> bool:
+        """Whether a closed file stored into at ``now`` (``store_tick``), and before at
+        ``last_store`` (-1: never), should get its mapping back: when at most ``max_open``
+        stores came between, as a file used that often keeps its place in a cache of that
+        size. Files written round robin among more than that (where reopening each would
+        close the next one to be written, every store) stay closed and take a pwrite."""
+        return last_store >= 0 and now - last_store <= self.max_open
 
     @property
     def open_count(self) -> int:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,6 +86,47 @@ def test_open_consume_queue_files_stay_within_the_bound_and_everything_reads_bac
     assert reopened.wait_for_dispatch()
     assert _read_queue(reopened, 3) == [*_expected(3, rounds), b"next"]
     assert _open_queue_descriptors(reopened) <= BOUND + 2
+
+
+def test_writes_to_more_queues_than_the_bound_reopen_no_file(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    # R19 at speed: round robin over more queues than files the cache keeps open. A unit
+    # for a closed file goes through the file; reopening its mapping for 20 bytes would
+    # evict another file each time (an open, an mmap, a munmap and a write fault a unit).
+    root = tmp_path / "store"
+    store = store_factory(root, max_open_consume_queue_files=BOUND)
+    queues, rounds = 10 * BOUND, 6
+    _put_round_robin(store, queues, 1)  # creates every queue's file: evictions, unavoidable
+    assert store.wait_for_dispatch()
+    cache = store.consume_queue_file_cache
+    created = cache.evictions
+    assert created >= queues - BOUND
+    for r in range(1, rounds):
+        for q in range(queues):
+            message = make_message(TOPIC, f"{q}:{r}".encode(), queue_id=q)
+            assert store.put_message(message).is_ok
+    assert store.wait_for_dispatch()
+    assert cache.evictions == created
+    assert cache.open_count <= BOUND
+    # A queue written often gets its mapping back (the 4-queue topic beside the many).
+    queue_files = [store.find_consume_queue(TOPIC, q) for q in range(queues)]
+    files = [cq.mapped_file_queue.last() if cq else None for cq in queue_files]
+    hot = next(q for q, mapped in enumerate(files) if mapped is not None and not mapped.is_open)
+    last = files[hot]
+    assert last is not None
+    for r in range(rounds, rounds + 3):
+        assert store.put_message(make_message(TOPIC, f"{hot}:{r}".encode(), queue_id=hot)).is_ok
+        assert store.wait_for_dispatch()
+    assert last.is_open
+    # What went through the file is what a reader sees through a mapping, and on disk.
+    expected = {q: _expected(q, rounds + 3 if q == hot else rounds) for q in range(queues)}
+    for q in range(queues):
+        assert _read_queue(store, q) == expected[q]
+    store.shutdown()
+    reopened = store_factory(root, max_open_consume_queue_files=BOUND)
+    for q in range(queues):
+        assert _read_queue(reopened, q) == expected[q]
 
 
 def test_emfile_stops_dispatch_and_writes_for_a_while_and_no_service_dies(
@@ -232,3 +276,24 @@ def test_data_end_bounds_what_recovery_reads(tmp_path: Path) -> None:
     full.append(b"\x02" * 8192)
     assert full.data_end() == 8192
     full.close()
+
+
+@pytest.mark.parametrize(("soft", "bound"), [(1024, 512), (4096, 2048), (20_000, 15_904)])
+def test_the_bound_leaves_spare_descriptors_not_half_of_a_large_limit(
+    soft: int, bound: int
+) -> None:
+    # Half of a 20,000 limit left ten thousand queues (and a few more) just over the bound,
+    # every file closed and opened again in turn; small limits keep half for the rest.
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < soft:
+        pytest.skip(f"the hard open-files limit is {hard}")
+    code = (
+        "import resource\n"
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard}))\n"
+        "from orbitmq.store.mapped_file_cache import open_files_bound\n"
+        "print(open_files_bound(32768))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert int(out.stdout) == bound
