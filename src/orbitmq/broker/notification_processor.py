@@ -5,7 +5,6 @@ find something, waiting up to its poll time for a message (RocketMQ 5's
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
@@ -22,8 +21,6 @@ from orbitmq.protocol.perm_name import is_readable
 from orbitmq.protocol.processor_codes import NOTIFICATION_CODES
 from orbitmq.remoting import ChannelContext
 from orbitmq.store import MessageStore
-
-log = logging.getLogger(__name__)
 
 
 class NotificationProcessor:
@@ -48,7 +45,6 @@ class NotificationProcessor:
         self.consumer_offset_manager = consumer_offset_manager
         self.order_info_manager = order_info_manager
         self.long_polling = long_polling
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def reject_request(self) -> bool:
         return False
@@ -96,8 +92,12 @@ class NotificationProcessor:
         remaining_ms = int((deadline_s - asyncio.get_running_loop().time()) * 1000)
         if not has_msg and remaining_ms > 0:
             key = (header.topic, header.consumer_group, header.queue_id)
-            if self.long_polling.hold(
-                key, remaining_ms, lambda _: self._wakeup(ctx, request, deadline_s)
+            if self.long_polling.hold_request(
+                key,
+                remaining_ms,
+                ctx,
+                lambda: self._notify(ctx, request, header, deadline_s),
+                "NOTIFICATION",
             ):
                 return None
             polling_full = True
@@ -115,22 +115,3 @@ class NotificationProcessor:
         if offset < 0:
             offset = self.store.get_min_offset_in_queue(topic, queue_id)
         return self.store.get_max_offset_in_queue(topic, queue_id) > offset
-
-    def _wakeup(self, ctx: ChannelContext, request: RemotingCommand, deadline_s: float) -> None:
-        task = asyncio.get_running_loop().create_task(self._run_again(ctx, request, deadline_s))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _run_again(
-        self, ctx: ChannelContext, request: RemotingCommand, deadline_s: float
-    ) -> None:
-        if not ctx.is_active:
-            return
-        try:
-            header = NotificationRequestHeader.from_ext_fields(request.ext_fields)
-            response = await self._notify(ctx, request, header, deadline_s)
-        except Exception:
-            log.exception("held NOTIFICATION failed on wakeup, %s", ctx.remote_address)
-            return
-        if response is not None:
-            ctx.write(response)

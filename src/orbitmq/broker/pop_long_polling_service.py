@@ -15,16 +15,20 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from orbitmq.common.key_builder import build_pop_retry_topic_v1, build_pop_retry_topic_v2
 from orbitmq.common.topic import RETRY_GROUP_TOPIC_PREFIX
+from orbitmq.protocol import RemotingCommand
+from orbitmq.remoting import ChannelContext
 
 log = logging.getLogger(__name__)
 
 #: (topic, group, queue id): where a request is held.
 PollingKey = tuple[str, str, int]
+#: Runs a held request again: its answer, or None when it is held again.
+Answer = Callable[[], Awaitable[RemotingCommand | None]]
 
 
 @dataclass(eq=False, slots=True)
@@ -54,6 +58,8 @@ class PopLongPollingService:
         self._count = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
+        #: Held requests running again after a wake-up (kept referenced while they run).
+        self._reruns: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -91,6 +97,32 @@ class PopLongPollingService:
         self._by_topic.setdefault(key[0], set()).add(key)
         self._count += 1
         return True
+
+    def hold_request(
+        self, key: PollingKey, poll_ms: int, ctx: ChannelContext, answer: Answer, what: str
+    ) -> bool:
+        """Hold a request of ``ctx`` for up to ``poll_ms`` (False when the limits are
+        reached). Woken (a message, a revive, its time over), ``answer`` runs again as a
+        task of its own and what it answers is written to ``ctx``; nothing is when the
+        connection is gone or the request is held again. ``what`` names it in logs."""
+        return self.hold(key, poll_ms, lambda _timed_out: self._rerun(ctx, answer, what))
+
+    def _rerun(self, ctx: ChannelContext, answer: Answer, what: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._answer_again(ctx, answer, what))
+        self._reruns.add(task)
+        task.add_done_callback(self._reruns.discard)
+
+    @staticmethod
+    async def _answer_again(ctx: ChannelContext, answer: Answer, what: str) -> None:
+        if not ctx.is_active:
+            return
+        try:
+            response = await answer()
+        except Exception:
+            log.exception("held %s request failed on wakeup, %s", what, ctx.remote_address)
+            return
+        if response is not None:
+            ctx.write(response)
 
     def _remove(self, request: PopRequest) -> bool:
         requests = self._table.get(request.key)

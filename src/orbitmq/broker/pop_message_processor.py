@@ -86,7 +86,6 @@ class PopMessageProcessor:
         self.long_polling = long_polling
         self.writer = writer
         self.clock = clock
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def reject_request(self) -> bool:
         return False
@@ -136,33 +135,14 @@ class PopMessageProcessor:
         remaining_ms = int((deadline_s - asyncio.get_running_loop().time()) * 1000)
         if remaining_ms > 0:
             key = (header.topic, header.consumer_group, header.queue_id)
-            if self.long_polling.hold(
-                key, remaining_ms, lambda timed_out: self._wakeup(ctx, request, deadline_s)
+            if self.long_polling.hold_request(
+                key, remaining_ms, ctx, lambda: self.pop(ctx, request, header, deadline_s), "POP"
             ):
                 return None
             code = ResponseCode.POLLING_FULL
         else:
             code = ResponseCode.POLLING_TIMEOUT
         return self._answer(response, header, batch, code, "NO_MESSAGE_IN_QUEUE")
-
-    def _wakeup(self, ctx: ChannelContext, request: RemotingCommand, deadline_s: float) -> None:
-        task = asyncio.get_running_loop().create_task(self._run_again(ctx, request, deadline_s))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _run_again(
-        self, ctx: ChannelContext, request: RemotingCommand, deadline_s: float
-    ) -> None:
-        if not ctx.is_active:
-            return
-        try:
-            header = PopMessageRequestHeader.from_ext_fields(request.ext_fields)
-            response = await self.pop(ctx, request, header, deadline_s)
-        except Exception:
-            log.exception("held POP request failed on wakeup, %s", ctx.remote_address)
-            return
-        if response is not None:
-            ctx.write(response)
 
     async def _write_check_points(self, batch: PopBatch) -> bool:
         """Write the batch's check points to the revive log; False when one was refused
