@@ -145,6 +145,26 @@ def test_the_parser_pairs_a_program_with_the_output_right_after_it() -> None:
     ]
 
 
+#: The first argument of the calls that name a topic or a group.
+NAMED = re.compile(
+    r"\b(?:Message|subscribe|create_topic|\w*Producer|\w*Consumer|queue_offsets)"
+    r"\(\s*(?:NAMESRV,\s*)?\"([^\"]+)\""
+)
+
+
+def test_each_example_has_topics_and_groups_of_its_own() -> None:
+    # The programs of a round run at once against one broker: two that share a topic or a
+    # group change each other's queues, offsets or subscriptions (one example's create_topic
+    # once shrank another's auto-created topic under its running consumer).
+    users: dict[str, list[str]] = {}
+    for example in EXAMPLES:
+        for name in sorted(set(NAMED.findall(example.program))):
+            users.setdefault(name, []).append(example.where)
+    shared = {name: wheres for name, wheres in users.items() if len(wheres) > 1}
+    assert not shared, f"names used by more than one example: {shared}"
+    assert len(users) >= 2 * len(EXAMPLES) - 5
+
+
 @pytest.mark.parametrize(
     "number",
     range(len(EXAMPLES)),
