@@ -57,6 +57,25 @@ FULL_INSTALL := .[dev,spark,console,grpc]
 $(STAMP): pyproject.toml $(CONSTRAINTS) setup.py $(PROTOS)
 	$(call install,$(FULL_INSTALL),$@ $(RUN_STAMP))
 
+# The hot path compiled by mypyc (compiled-modules.txt; setup.py builds it in every install).
+# When one of its sources changed since, the package would run all of them from source
+# (orbitmq/_compiled.py) and `make test` would not test the compiled code: so when a source
+# is newer than the stamp, ask the package whether its build is current (and of this list),
+# and re-run the editable install (mypyc and the C compiler only) if it is not. The check
+# keeps a fresh clone from building twice: the install above has just built it.
+COMPILED_LIST := compiled-modules.txt
+COMPILED_MODULES := $(shell sed 's/\#.*//' $(COMPILED_LIST))
+COMPILED_SOURCES := $(patsubst %,src/%.py,$(subst .,/,$(COMPILED_MODULES)))
+COMPILED_STAMP := $(VENV)/.compiled
+$(COMPILED_STAMP): $(COMPILED_LIST) $(COMPILED_SOURCES) | $(RUN_STAMP)
+	@set -e; exec 9>$(VENV)/.install.lock; flock 9; \
+	if ORBITMQ_PURE=0 $(VPY) -c 'import sys, orbitmq; \
+		sys.exit(sorted(orbitmq.compiled_modules()) != sorted(sys.argv[1:]))' \
+		$(COMPILED_MODULES) 2>/dev/null; then touch $@; exit 0; fi; \
+	echo "make: the compiled modules changed: rebuilding them (mypyc)"; set -x; \
+	$(VPY) -m pip install -c $(CONSTRAINTS) --no-deps -e .; \
+	touch $@
+
 # Spark (tests/spark, the pipeline jobs) runs on the JVM: Java 17 or newer, the machine's own
 # when it has one, else Debian's.
 java-runtime:
@@ -75,34 +94,41 @@ browser-runtime:
 
 # The same checks CI runs (.ci/run); make stops at the first that fails. mypy covers src/ and
 # tests/ ([tool.mypy] files); pytest runs every test but the fault ones (slow, compat, spark
-# and browser included).
-test: $(STAMP) java-runtime browser-runtime
+# and browser included) with the compiled modules, then a smoke set with the same modules as
+# pure Python (ORBITMQ_PURE=1), which users of the pure build and the fallback rely on: the
+# switch itself, the units of the compiled modules, the store, and produce / consume through
+# a broker.
+PURE_SMOKE := tests/unit/test_compiled_build.py tests/unit/protocol tests/unit/common \
+	tests/unit/remoting tests/unit/test_store_smoke.py tests/component/store \
+	tests/integration/test_producer.py tests/integration/test_push_consumer.py
+test: $(STAMP) $(COMPILED_STAMP) java-runtime browser-runtime
 	$(VPY) -m ruff format --check $(LINT_DIRS)
 	$(VPY) -m ruff check $(LINT_DIRS)
 	$(VPY) -m mypy
 	$(VENV)/bin/lint-imports --no-logo
-	@rc=0; $(VPY) -m pytest || rc=$$?; \
+	@rc=0; ORBITMQ_PURE=0 $(VPY) -m pytest || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: FAILED: no tests ran (pytest exit 5)" >&2; fi; \
 	exit $$rc
+	ORBITMQ_PURE=1 $(VPY) -m pytest -q $(PURE_SMOKE)
 
 # The quick loop while working: ruff, then the unit and component tests that take under ~3 s
 # each (no slow, compat, spark or fault tests; no Spark, so no Java), about 35 s of CPU time:
 # under a minute on a 2-core machine that is not busy with other work. `make test` runs all
 # of these and the rest.
 UNIT_MARKERS := not slow and not compat and not spark and not browser and not fault
-unit: $(STAMP)
+unit: $(STAMP) $(COMPILED_STAMP)
 	$(VPY) -m ruff format --check $(LINT_DIRS)
 	$(VPY) -m ruff check $(LINT_DIRS)
 	$(VPY) -m pytest -m "$(UNIT_MARKERS)" tests/unit tests/component
 
 # Long crash / soak runs, excluded from `make test`.
-fault: $(STAMP) java-runtime
+fault: $(STAMP) $(COMPILED_STAMP) java-runtime
 	$(VPY) -m pytest -m fault
 
-run: $(RUN_STAMP)
+run: $(RUN_STAMP) $(COMPILED_STAMP)
 	$(VENV)/bin/orbitmq start $(ARGS)
 
-bench: $(STAMP)
+bench: $(STAMP) $(COMPILED_STAMP)
 	$(VPY) benchmarks/store_bench.py
 
 fmt: $(STAMP)
@@ -111,5 +137,6 @@ fmt: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache \
-		build dist src/*.egg-info
+		build dist src/*.egg-info src/orbitmq/mypyc-build.json
+	find src -name '*.so' -delete
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

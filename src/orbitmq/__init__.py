@@ -14,12 +14,18 @@ The names are loaded on first use (PEP 562 ``__getattr__``), not when the packag
 load the client, remoting and filter stacks into servers, the CLI and Spark workers that
 never use them (it doubled ``import orbitmq.common``), and would turn any future
 ``from orbitmq import ...`` inside a subpackage into an import cycle.
+
+Before any subpackage loads, this module decides whether the mypyc-compiled hot path runs
+(``orbitmq._compiled``: ``ORBITMQ_PURE=1`` or a stale build runs the Python source);
+:func:`compiled_modules` says what was chosen.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from orbitmq import _compiled
 
 if TYPE_CHECKING:
     from orbitmq.client import (
@@ -42,6 +48,9 @@ if TYPE_CHECKING:
     from orbitmq.common import Message, MessageExt, MessageQueue, OrbitError
 
 __version__ = "0.1.0"
+
+# First, so that every compiled module loads compiled or from source as decided.
+_compiled.install()
 
 #: Each public name and the subpackage that defines it.
 _EXPORTS: dict[str, str] = {
@@ -87,7 +96,13 @@ __all__ = [
     "SendResult",
     "SendStatus",
     "__version__",
+    "compiled_modules",
 ]
+
+
+def compiled_modules() -> tuple[str, ...]:
+    """The modules this process runs compiled by mypyc; empty when it runs pure Python."""
+    return _compiled.state().compiled
 
 
 def __getattr__(name: str) -> Any:

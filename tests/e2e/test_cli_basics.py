@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from orbitmq import _compiled
 from orbitmq.common.socket_address import local_address
 from tests.support import run_orbitmq, start_orbitmq
 
@@ -31,7 +32,8 @@ def _connects(host: str, port: int) -> bool:
 def test_version() -> None:
     done = run_orbitmq("--version")
     assert done.returncode == 0
-    assert done.stdout.strip() == f"orbitmq, version {version('orbitmq')}"
+    build = _compiled.state().description  # the same environment: the same decision
+    assert done.stdout.strip() == f"orbitmq, version {version('orbitmq')} ({build})"
 
 
 def test_log_level_is_accepted_after_the_subcommand_too() -> None:

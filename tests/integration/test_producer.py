@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from orbitmq.broker.send_message_processor import SendMessageProcessor
 from orbitmq.client import MQClientError, Producer, SendContext, SendStatus
 from orbitmq.client.producer import ProducerConfig, select_by_hash
 from orbitmq.common import Message, MessageQueue
 from orbitmq.protocol import RemotingCommand, ResponseCode
-from orbitmq.remoting import RemotingClient
+from orbitmq.remoting import ChannelContext, RemotingClient
 from orbitmq.testing import InProcessCluster
 from tests.compat.read_back import pull_queue, query
 from tests.eventually import eventually_async
@@ -177,21 +178,33 @@ async def test_a_dead_broker_is_avoided_by_retrying_on_the_other(
 
 
 async def test_flow_control_answers_are_retried_after_a_backoff(
-    cluster: InProcessCluster, monkeypatch: pytest.MonkeyPatch
+    cluster: InProcessCluster,
 ) -> None:
     # The broker answers SYSTEM_BUSY once (its page cache "busy"): the producer waits about
     # the first backoff step (1 s, jitter 20 %) and sends again.
-    processor = cluster.brokers[0].send_message_processor
-    original = processor.process_request
+    broker = cluster.brokers[0]
+    processor = broker.send_message_processor
     answers: list[float] = []
 
-    async def busy_once(ctx: Any, request: Any) -> Any:
-        answers.append(asyncio.get_running_loop().time())
-        if len(answers) == 1:
-            return RemotingCommand.create_response(request, ResponseCode.SYSTEM_BUSY, "busy")
-        return await original(ctx, request)
+    class BusyOnce:
+        """The send processor, behind one SYSTEM_BUSY answer."""
 
-    monkeypatch.setattr(processor, "process_request", busy_once)
+        async def process_request(
+            self, ctx: ChannelContext, request: RemotingCommand
+        ) -> RemotingCommand | None:
+            answers.append(asyncio.get_running_loop().time())
+            if len(answers) == 1:
+                return RemotingCommand.create_response(request, ResponseCode.SYSTEM_BUSY, "busy")
+            return await processor.process_request(ctx, request)
+
+        def reject_request(self) -> bool:
+            return processor.reject_request()
+
+    for table in (broker.remoting_server.table, broker.fast_remoting_server.table):
+        for code in SendMessageProcessor.REQUEST_CODES:
+            registration = table.lookup(code)
+            assert registration is not None
+            table.register_processor(code, BusyOnce(), registration.executor)
     async with Producer("pg", namesrv_addr=cluster.namesrv_addr) as producer:
         result = await producer.send(Message("BusyTopic", b"x"), timeout_s=5)
     assert result.send_status is SendStatus.SEND_OK

@@ -1,7 +1,8 @@
 """The ``orbitmq`` command: the servers (``namesrv``, ``broker``, ``start``, ``stop``), the
 operator's tools (``admin``: mqadmin's commands; ``send``, ``consume``, ``query``) and the
 Spark ``pipeline`` jobs. Global options (``--log-level``) go before or after the
-subcommand; ``--version`` prints the installed version."""
+subcommand; ``--version`` prints the installed version and whether it runs compiled (mypyc)
+or pure Python, and why."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from orbitmq import _compiled
 from orbitmq.cli.admin import admin
 from orbitmq.cli.console import fail
 from orbitmq.cli.consume import consume
@@ -29,7 +31,13 @@ def _version() -> str:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), "-V", "--version", prog_name="orbitmq")
+@click.version_option(
+    _version(),
+    "-V",
+    "--version",
+    prog_name="orbitmq",
+    message=f"%(prog)s, version %(version)s ({_compiled.state().description})",
+)
 @log_level_option(DEFAULT_LEVEL)
 def cli() -> None:
     """OrbitMQ: a message queue that speaks RocketMQ's protocols."""

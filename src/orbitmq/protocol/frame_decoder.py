@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Final
 
 from orbitmq.protocol.errors import ProtocolError
@@ -42,7 +43,13 @@ class FrameDecoder:
     make an in-place resize fail; room is made by moving the pending bytes or by a new buffer.
     """
 
-    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES):
+    def __init__(
+        self,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        decode: Callable[[memoryview], RemotingCommand] = decode_command,
+    ):
+        # ``decode`` takes one frame's view (after its length); a test's can keep the view.
+        self._decode_frame = decode
         self._buffer = bytearray()
         # The pending bytes are _buffer[_start:_end].
         self._start = 0
@@ -107,7 +114,7 @@ class FrameDecoder:
                     frame_end = position + 4 + length
                     if frame_end > end:
                         break
-                    commands.append(decode_command(view[position + 4 : frame_end]))
+                    commands.append(self._decode_frame(view[position + 4 : frame_end]))
                     position = frame_end
                     largest = max(largest, length)
         except ProtocolError as exc:

@@ -7,6 +7,7 @@ import pytest
 from orbitmq.common import java_string_hash
 from orbitmq.store import GetMessageStatus, MessageStore
 from orbitmq.testing import FaultInjectingFileSystem
+from tests.component.store.record_reads import count_record_reads
 from tests.component.store.records import parse_record
 from tests.conftest import StoreFactory
 from tests.support import make_message
@@ -154,14 +155,7 @@ def test_tag_filter_skips_unmatched_messages_without_reading_them(
         physical.append(result.append_result.wrote_offset)
     assert store.wait_for_dispatch()
 
-    read_offsets: list[int] = []
-    real_get = store.commit_log.get_message
-
-    def spy(offset: int, size: int) -> memoryview | None:
-        read_offsets.append(offset)
-        return real_get(offset, size)
-
-    monkeypatch.setattr(store.commit_log, "get_message", spy)
+    read_offsets = count_record_reads(store, monkeypatch)
     wanted = TagFilter("TagA", "TagC")
     got = store.get_message("g", "TopicTest", 0, 0, 32, wanted)
     assert got.status is GetMessageStatus.FOUND
@@ -188,14 +182,7 @@ def test_tag_filter_matching_nothing_is_no_matched_message(
 ) -> None:
     store = store_factory()
     _put(store, 6, tags="TagA")
-    reads: list[int] = []
-    real_get = store.commit_log.get_message
-
-    def spy(offset: int, size: int) -> memoryview | None:
-        reads.append(offset)
-        return real_get(offset, size)
-
-    monkeypatch.setattr(store.commit_log, "get_message", spy)
+    reads = count_record_reads(store, monkeypatch)
     got = store.get_message("g", "TopicTest", 0, 1, 32, TagFilter("TagZ"))
     assert got.status is GetMessageStatus.NO_MATCHED_MESSAGE
     assert got.message_count == 0

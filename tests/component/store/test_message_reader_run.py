@@ -25,6 +25,7 @@ from orbitmq.store import (
     message_reader,
 )
 from orbitmq.store.message_filter import matches_every_message
+from tests.component.store.record_reads import count_record_reads
 from tests.component.store.records import parse_record
 from tests.support import make_message, small_config
 
@@ -198,14 +199,7 @@ def test_whole_queues_are_read_by_runs_across_commit_log_files(
 def test_a_read_of_every_message_does_not_look_records_up_one_by_one(
     store: MessageStore, monkeypatch: pytest.MonkeyPatch, message_filter: MessageFilter | None
 ) -> None:
-    lookups: list[int] = []
-    get_message = store.commit_log.get_message
-
-    def spy(offset: int, size: int) -> memoryview | None:
-        lookups.append(offset)
-        return get_message(offset, size)
-
-    monkeypatch.setattr(store.commit_log, "get_message", spy)
+    lookups = count_record_reads(store, monkeypatch)
     got = store.get_message("g", TOPIC, 0, 3, 20, message_filter)
     assert got.status is GetMessageStatus.FOUND
     assert got.message_queue_offsets == list(range(3, 23))

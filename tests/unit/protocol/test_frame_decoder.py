@@ -70,17 +70,14 @@ def test_a_bigger_buffer_than_retained_is_let_go_once_empty() -> None:
     assert len(decoder._buffer) <= fd.RETAINED_BUFFER_BYTES
 
 
-def test_views_that_outlive_the_decode_do_not_stop_the_buffer_changing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_views_that_outlive_the_decode_do_not_stop_the_buffer_changing() -> None:
     kept: list[memoryview] = []
 
     def keeping_decode(frame: memoryview) -> RemotingCommand:
         kept.append(frame)  # as a frame object held by a sampler or a traceback would
         return decode_command(frame)
 
-    monkeypatch.setattr(fd, "decode_command", keeping_decode)
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(decode=keeping_decode)
     small, big = command(10, 1), command(3 * fd.RETAINED_BUFFER_BYTES, 2)
     frame = small.encode()
     assert decoder.feed(frame + frame[:7]) == [small]
