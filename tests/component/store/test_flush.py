@@ -320,3 +320,30 @@ def test_async_flush_thread_is_woken_only_once_least_pages_are_dirty(
     results = store.put_message_group([make_message("A", b"x" * 1024) for _ in range(16)])
     assert all(result.is_ok for result in results)
     assert service._notified.is_set()
+
+
+def test_index_files_are_synced_on_thorough_logic_flushes_only(
+    store_factory: StoreFactory,
+) -> None:
+    # A sync write-protects the pages it wrote back, and the next store into each page
+    # faults: syncing the index every round cost a fault per message. The checkpoint that
+    # claims the index is written on thorough rounds only, so those are the ones that sync it.
+    fs = RecordingFileSystem()
+    clock = ManualClock(T0)  # the background rounds are never thorough: its clock stands
+    store = _store(store_factory, fs, clock=clock)
+    index_dir = os.path.realpath(store.config.index_dir) + os.sep
+    assert store.put_message(make_message(keys="k1")).is_ok
+    assert store.wait_for_dispatch()
+
+    def index_syncs() -> int:
+        with fs._paths_lock:
+            return sum(1 for p in fs.synced if p.startswith(index_dir))
+
+    before = index_syncs()
+    store.flush_consume_queue_service.do_flush(2)
+    assert index_syncs() == before
+    assert store.checkpoint.index_msg_timestamp == 0
+
+    store.flush_consume_queue_service.do_flush(0)
+    assert index_syncs() > before
+    assert store.checkpoint.index_msg_timestamp == T0
