@@ -316,10 +316,10 @@ def test_async_flush_thread_is_woken_only_once_least_pages_are_dirty(
     service = store.flush_real_time_service
     assert service is not None
     assert store.put_message(make_message("A", b"x" * 100)).is_ok
-    assert not service._notified.is_set()
+    assert service._wakeup_pending.locked()  # locked: no wakeup pending
     results = store.put_message_group([make_message("A", b"x" * 1024) for _ in range(16)])
     assert all(result.is_ok for result in results)
-    assert service._notified.is_set()
+    assert not service._wakeup_pending.locked()
 
 
 def test_index_files_are_synced_on_thorough_logic_flushes_only(
