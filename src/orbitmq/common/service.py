@@ -69,7 +69,7 @@ class Service(ABC):
     def wakeup(self) -> None:
         # Checked first: under load a wakeup is usually still pending from the previous call.
         if self._wakeup_pending.locked():
-            try:
+            try:  # noqa: SIM105 - contextlib.suppress would cost more than the release
                 self._wakeup_pending.release()
             except RuntimeError:
                 pass  # another thread released it first: the wakeup is pending

@@ -258,13 +258,15 @@ def test_keys_of_a_record_cut_between_two_index_files_by_a_crash_are_put_again(
     assert _bodies(found.message_buffers) == [b"m4"]
 
 
-def _resident_kib(address: int) -> int:
-    """Rss of this process's mapping that starts at ``address`` (/proc/self/smaps)."""
+def _writable_kib(address: int) -> int:
+    """KiB of this process's mapping at ``address`` mapped in and dirty (/proc/self/smaps):
+    pages a store already went to, or that were populated for writing. Pages only read
+    (the index's repair at load reads the whole slot table) do not count."""
     lines = Path("/proc/self/smaps").read_text().splitlines()
     for at, line in enumerate(lines):
         if line.split("-", 1)[0] == f"{address:x}":
-            rss = next(row for row in lines[at + 1 :] if row.startswith("Rss:"))
-            return int(rss.split()[1])
+            fields = dict(row.split(":", 1) for row in lines[at + 1 : at + 25] if ":" in row)
+            return sum(int(fields[name].split()[0]) for name in ("Shared_Dirty", "Private_Dirty"))
     raise AssertionError(f"no mapping at {address:#x}")
 
 
@@ -283,8 +285,19 @@ def test_a_new_index_files_slot_table_is_mapped_in_off_the_dispatch_path(
     store = store_factory(max_hash_slot_num=slots, max_index_num=1000)
     _put(store, keys="k1")
     assert store.wait_for_dispatch()
+    _join_populating_threads()
+    mapped = store.index_service.index_files[-1].mapped_file
+    assert _writable_kib(mapping_address(mapped.buffer)) >= slots * 4 // 1024
+    store.shutdown()
+
+    # After a restart, the last file (keys go on into it) is populated again.
+    again = store_factory(max_hash_slot_num=slots, max_index_num=1000)
+    _join_populating_threads()
+    mapped = again.index_service.index_files[-1].mapped_file
+    assert _writable_kib(mapping_address(mapped.buffer)) >= slots * 4 // 1024
+
+
+def _join_populating_threads() -> None:
     for thread in threading.enumerate():
         if thread.name == "IndexSlotPopulate":
             thread.join(10)
-    mapped = store.index_service.index_files[-1].mapped_file
-    assert _resident_kib(mapping_address(mapped.buffer)) >= slots * 4 // 1024
