@@ -378,6 +378,8 @@ class MessageStore:
             return result
         if reput.behind_bytes >= _INLINE_DISPATCH_BELOW_BYTES:
             reput.wakeup()  # a big append: its thread dispatches it while the sync runs
+        if wait.flush is not None and self.group_commit_service is not None:
+            self.group_commit_service.wakeup()  # see GroupCommitService.put_request
         config = self.config
         try:
             result.status = await await_put_wait(

@@ -347,3 +347,26 @@ def test_index_files_are_synced_on_thorough_logic_flushes_only(
     store.flush_consume_queue_service.do_flush(0)
     assert index_syncs() > before
     assert store.checkpoint.index_msg_timestamp == T0
+
+
+async def test_a_loops_put_wakes_group_commit_when_it_begins_to_wait(
+    store_factory: StoreFactory,
+) -> None:
+    # Not started: the wake-up flag stays up for the test to read. Woken from inside the
+    # append, the group commit thread found the GIL still held by the loop and slept again
+    # on it; the loop wakes it at its await instead. A thread's put wakes it at once.
+    store = store_factory(start=False, flush_disk_type=FlushDiskType.SYNC_FLUSH)
+    service = store.group_commit_service
+    assert service is not None
+    waiters = store.put_waiters()
+    result, wait = store.append(make_message(body=b"loop"), waiters)
+    assert wait is not None and wait.flush is not None
+    assert service._wakeup_pending.locked()  # locked: no wakeup pending yet
+    put = asyncio.create_task(store.await_put(result, wait, waiters))
+    await asyncio.sleep(0)  # the task runs to its wait
+    assert not service._wakeup_pending.locked()
+    put.cancel()
+
+    service.wait_for_running(0)  # take the wakeup
+    result, wait = store.append(make_message(body=b"thread"))
+    assert not service._wakeup_pending.locked()
