@@ -335,10 +335,7 @@ class MessageStore:
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH
-        and held by a slave under SYNC_MASTER.
-
-        For threads; an event loop uses ``async_put_message``.
-        """
+        and held by a slave under SYNC_MASTER. For threads; a loop uses ``async_put_message``."""
         result, wait = self.append(msg)
         if result.is_ok:
             self.reput_message_service.wakeup()
@@ -349,8 +346,7 @@ class MessageStore:
 
     async def async_put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch); under SYNC_FLUSH (SYNC_MASTER) the answer
-        comes once the sync (the slave's report) that covers it has come, without blocking the
-        loop."""
+        comes once the sync (the slave's report) covering it has come, not blocking the loop."""
         waiters = self.put_waiters()
         result, wait = self.append(msg, waiters)
         return await self.await_put(result, wait, waiters)
@@ -445,11 +441,7 @@ class MessageStore:
         timestamp = self.reput_message_service.last_dispatched_timestamp
         self._flush_set.flush(least_pages)
         if self.config.message_index_enable and least_pages == 0:
-            # The index is synced on thorough rounds only, the ones that write the checkpoint
-            # claiming it (RocketMQ syncs an index file only once it is full). Every sync
-            # write-protects the pages it wrote back, and the next store into each faults
-            # (ext4's page_mkwrite); keys land on random hash slots, so a sync every round
-            # (1 s) cost nearly a fault per message at 2000 msg/s, 30-40 us of kernel time.
+            # Synced with the checkpoint claiming it only (docs/design/index-file.md says why).
             index_timestamp = self.index_service.flush()
             if index_timestamp > 0:
                 self.checkpoint.index_msg_timestamp = index_timestamp
