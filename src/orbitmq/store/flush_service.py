@@ -124,9 +124,15 @@ class GroupCommitService(Service):
         self._requests_read: list[GroupCommitRequest] = []
 
     def put_request(self, request: GroupCommitRequest) -> None:
+        """Queue ``request``. A thread's request wakes the service at once; an event loop's
+        is woken for by the loop when it begins to wait (``MessageStore.await_put``): woken
+        from inside the append, this thread found the GIL still held by the loop for the
+        rest of the request and slept again on it (two more futex calls and a task switch
+        per send); woken at the await, it mostly finds the loop gone to poll."""
         with self._lock:
             self._requests_write.append(request)
-        self.wakeup()
+        if request.waiter is None:
+            self.wakeup()
 
     def on_wait_end(self) -> None:
         with self._lock:

@@ -130,6 +130,12 @@ class IndexFile:
             self.index_count,
         )
 
+    def populate_slots(self) -> bool:
+        """Fault in the header and the hash slots (``MappedFile.populate``); False where
+        that could not be done. Keys land on random slots: until every page of the table was
+        touched, nearly every put would fault a page in. Any thread, while keys are put."""
+        return self.mapped_file.populate(0, self._entries_at)
+
     def is_write_full(self) -> bool:
         return self.index_count >= self.index_num
 

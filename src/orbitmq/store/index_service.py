@@ -63,6 +63,7 @@ class IndexService:
             )
         self.index_files = files
         if files:
+            _populate_slots_soon(files[-1])  # the file keys go to until it is full
             repaired = files[-1].repair()
             if repaired:
                 log.warning(
@@ -180,6 +181,7 @@ class IndexService:
             create=True,
             preallocate=self.config.warm_maped_file_enable,
         )
+        _populate_slots_soon(index_file)
         with self._lock:
             previous = self.index_files[-1] if self.index_files else None
             self.index_files = [*self.index_files, index_file]
@@ -231,3 +233,11 @@ class IndexService:
         for index_file in self.index_files:
             index_file.destroy()
         self.index_files = []
+
+
+def _populate_slots_soon(index_file: IndexFile) -> None:
+    """Populate the file's slot table (``IndexFile.populate_slots``) on a thread of its own:
+    off the dispatch path, up to tens of milliseconds of kernel time for the default table."""
+    threading.Thread(
+        target=index_file.populate_slots, name="IndexSlotPopulate", daemon=True
+    ).start()

@@ -16,6 +16,7 @@ from typing import Final
 from orbitmq.common.file_system import FileSystem
 from orbitmq.store.errors import StoreError
 from orbitmq.store.mapped_file_cache import MappedFileCache
+from orbitmq.store.page_prefault import populate_write
 from orbitmq.store.page_residency import is_resident, mapping_address
 
 log = logging.getLogger(__name__)
@@ -318,6 +319,12 @@ class MappedFile:
         answers False (reading it would map it, and may fault)."""
         address = self._address
         return address != 0 and is_resident(address, position, size)
+
+    def populate(self, position: int, size: int) -> bool:
+        """Fault in, writable, the pages of ``size`` bytes from ``position`` (``populate_write``)
+        so that stores through the mapping there take no page fault; False where that could
+        not be done. Any thread, at any time: no byte changes."""
+        return populate_write(self._address, position, size)
 
     def data_end(self) -> int:
         """Where the file's written bytes end at most: the end of its last run of data as the

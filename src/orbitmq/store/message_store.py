@@ -335,10 +335,7 @@ class MessageStore:
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch), blocking until durable under SYNC_FLUSH
-        and held by a slave under SYNC_MASTER.
-
-        For threads; an event loop uses ``async_put_message``.
-        """
+        and held by a slave under SYNC_MASTER. For threads; a loop uses ``async_put_message``."""
         result, wait = self.append(msg)
         if result.is_ok:
             self.reput_message_service.wakeup()
@@ -349,8 +346,7 @@ class MessageStore:
 
     async def async_put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message (or a MessageExtBatch); under SYNC_FLUSH (SYNC_MASTER) the answer
-        comes once the sync (the slave's report) that covers it has come, without blocking the
-        loop."""
+        comes once the sync (the slave's report) covering it has come, not blocking the loop."""
         waiters = self.put_waiters()
         result, wait = self.append(msg, waiters)
         return await self.await_put(result, wait, waiters)
@@ -378,6 +374,8 @@ class MessageStore:
             return result
         if reput.behind_bytes >= _INLINE_DISPATCH_BELOW_BYTES:
             reput.wakeup()  # a big append: its thread dispatches it while the sync runs
+        if wait.flush is not None and self.group_commit_service is not None:
+            self.group_commit_service.wakeup()  # see GroupCommitService.put_request
         config = self.config
         try:
             result.status = await await_put_wait(
@@ -442,7 +440,8 @@ class MessageStore:
     def _flush_logic(self, least_pages: int) -> int:
         timestamp = self.reput_message_service.last_dispatched_timestamp
         self._flush_set.flush(least_pages)
-        if self.config.message_index_enable:
+        if self.config.message_index_enable and least_pages == 0:
+            # Synced with the checkpoint claiming it only (docs/design/index-file.md says why).
             index_timestamp = self.index_service.flush()
             if index_timestamp > 0:
                 self.checkpoint.index_msg_timestamp = index_timestamp

@@ -316,7 +316,57 @@ def test_async_flush_thread_is_woken_only_once_least_pages_are_dirty(
     service = store.flush_real_time_service
     assert service is not None
     assert store.put_message(make_message("A", b"x" * 100)).is_ok
-    assert not service._notified.is_set()
+    assert service._wakeup_pending.locked()  # locked: no wakeup pending
     results = store.put_message_group([make_message("A", b"x" * 1024) for _ in range(16)])
     assert all(result.is_ok for result in results)
-    assert service._notified.is_set()
+    assert not service._wakeup_pending.locked()
+
+
+def test_index_files_are_synced_on_thorough_logic_flushes_only(
+    store_factory: StoreFactory,
+) -> None:
+    # A sync write-protects the pages it wrote back, and the next store into each page
+    # faults: syncing the index every round cost a fault per message. The checkpoint that
+    # claims the index is written on thorough rounds only, so those are the ones that sync it.
+    fs = RecordingFileSystem()
+    clock = ManualClock(T0)  # the background rounds are never thorough: its clock stands
+    store = _store(store_factory, fs, clock=clock)
+    index_dir = os.path.realpath(store.config.index_dir) + os.sep
+    assert store.put_message(make_message(keys="k1")).is_ok
+    assert store.wait_for_dispatch()
+
+    def index_syncs() -> int:
+        with fs._paths_lock:
+            return sum(1 for p in fs.synced if p.startswith(index_dir))
+
+    before = index_syncs()
+    store.flush_consume_queue_service.do_flush(2)
+    assert index_syncs() == before
+    assert store.checkpoint.index_msg_timestamp == 0
+
+    store.flush_consume_queue_service.do_flush(0)
+    assert index_syncs() > before
+    assert store.checkpoint.index_msg_timestamp == T0
+
+
+async def test_a_loops_put_wakes_group_commit_when_it_begins_to_wait(
+    store_factory: StoreFactory,
+) -> None:
+    # Not started: the wake-up flag stays up for the test to read. Woken from inside the
+    # append, the group commit thread found the GIL still held by the loop and slept again
+    # on it; the loop wakes it at its await instead. A thread's put wakes it at once.
+    store = store_factory(start=False, flush_disk_type=FlushDiskType.SYNC_FLUSH)
+    service = store.group_commit_service
+    assert service is not None
+    waiters = store.put_waiters()
+    result, wait = store.append(make_message(body=b"loop"), waiters)
+    assert wait is not None and wait.flush is not None
+    assert service._wakeup_pending.locked()  # locked: no wakeup pending yet
+    put = asyncio.create_task(store.await_put(result, wait, waiters))
+    await asyncio.sleep(0)  # the task runs to its wait
+    assert not service._wakeup_pending.locked()
+    put.cancel()
+
+    service.wait_for_running(0)  # take the wakeup
+    result, wait = store.append(make_message(body=b"thread"))
+    assert not service._wakeup_pending.locked()

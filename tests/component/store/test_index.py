@@ -5,13 +5,16 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import threading
 from pathlib import Path
 
 import pytest
 
 from orbitmq.common import message_const as mc
+from orbitmq.common.file_system import OS_FILE_SYSTEM
 from orbitmq.store import MessageStore, MessageStoreConfig, index_file
-from orbitmq.store.index_file import index_file_size
+from orbitmq.store.index_file import IndexFile, index_file_size
+from orbitmq.store.page_residency import mapping_address
 from orbitmq.testing import ManualClock
 from tests.component.store.records import INDEX_HEADER, java_hash, list_files, parse_record
 from tests.conftest import StoreFactory
@@ -253,3 +256,48 @@ def test_keys_of_a_record_cut_between_two_index_files_by_a_crash_are_put_again(
     # The key that was already there is not put twice.
     found = again.query_message("TopicTest", uniq_keys[4], 32, 0, FAR_FUTURE)
     assert _bodies(found.message_buffers) == [b"m4"]
+
+
+def _writable_kib(address: int) -> int:
+    """KiB of this process's mapping at ``address`` mapped in and dirty (/proc/self/smaps):
+    pages a store already went to, or that were populated for writing. Pages only read
+    (the index's repair at load reads the whole slot table) do not count."""
+    lines = Path("/proc/self/smaps").read_text().splitlines()
+    for at, line in enumerate(lines):
+        if line.split("-", 1)[0] == f"{address:x}":
+            fields = dict(row.split(":", 1) for row in lines[at + 1 : at + 25] if ":" in row)
+            return sum(int(fields[name].split()[0]) for name in ("Shared_Dirty", "Private_Dirty"))
+    raise AssertionError(f"no mapping at {address:#x}")
+
+
+def test_a_new_index_files_slot_table_is_mapped_in_off_the_dispatch_path(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    """Keys land on random hash slots: each put into a new file would fault a page of the
+    table in, tens of microseconds of kernel time in a busy broker. The service populates
+    the table once, on a thread of its own, when it creates the file."""
+    probe = IndexFile(str(tmp_path / f"{0:020d}"), 1000, 10, OS_FILE_SYSTEM, create=True)
+    populated = probe.populate_slots()
+    probe.destroy()
+    if not populated:
+        pytest.skip("no MADV_POPULATE_WRITE (Linux before 5.14)")
+    slots = 5_000_000  # RocketMQ's default: 19.5 MiB of slots
+    store = store_factory(max_hash_slot_num=slots, max_index_num=1000)
+    _put(store, keys="k1")
+    assert store.wait_for_dispatch()
+    _join_populating_threads()
+    mapped = store.index_service.index_files[-1].mapped_file
+    assert _writable_kib(mapping_address(mapped.buffer)) >= slots * 4 // 1024
+    store.shutdown()
+
+    # After a restart, the last file (keys go on into it) is populated again.
+    again = store_factory(max_hash_slot_num=slots, max_index_num=1000)
+    _join_populating_threads()
+    mapped = again.index_service.index_files[-1].mapped_file
+    assert _writable_kib(mapping_address(mapped.buffer)) >= slots * 4 // 1024
+
+
+def _join_populating_threads() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "IndexSlotPopulate":
+            thread.join(10)
