@@ -12,6 +12,11 @@ from typing import Final
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_stats_manager import BrokerStatsManager
+from orbitmq.broker.cold_data_cg_ctr_service import ColdDataCgCtrService
+from orbitmq.broker.cold_data_pull_request_hold_service import (
+    NO_SUSPEND_KEY,
+    ColdDataPullRequestHoldService,
+)
 from orbitmq.broker.consumer_filter_manager import (
     ConsumerFilterData,
     ConsumerFilterManager,
@@ -43,7 +48,7 @@ from orbitmq.protocol import (
     RemotingCommand,
     ResponseCode,
 )
-from orbitmq.protocol.body import SubscriptionGroupConfig
+from orbitmq.protocol.body import ConsumeType, SubscriptionGroupConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
@@ -87,6 +92,16 @@ _EMPTY_QUEUE_STATUSES: Final = frozenset(
 SubscriptionLookup = Callable[[str, str], SubscriptionData | None]
 #: group -> the message model its consumers' heartbeats declared, if any.
 MessageModelLookup = Callable[[str], MessageModel | None]
+#: group -> how its consumers' heartbeats said they consume, if any.
+ConsumeTypeLookup = Callable[[str], ConsumeType | None]
+
+#: RocketMQ's remark for a push consumer's pull refused by the cold data flow control.
+COLD_DATA_FLOW_CONTROL_REMARK: Final = (
+    "This consumer group is reading cold data. It has been flow control"
+)
+#: How long a held cold pull's PullRequest says it waits (RocketMQ: 1000 ms; the hold
+#: service releases it after 3 s whatever this says).
+COLD_HOLD_POLLING_MS: Final = 1000
 
 
 def _status_code(status: GetMessageStatus, request_offset: int) -> int:
@@ -122,8 +137,10 @@ class PullMessageProcessor:
         message_model_of: MessageModelLookup | None = None,
         *,
         stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
+        consume_type_of: ConsumeTypeLookup | None = None,
     ) -> None:
         self.message_model_of = message_model_of
+        self.consume_type_of = consume_type_of
         self.broker_config = broker_config
         self.stats = stats
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
@@ -140,6 +157,11 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: The cold data flow control: each group's cold reads, and its held pulls.
+        self.cold_data_cg_ctr_service = ColdDataCgCtrService(broker_config, store_config)
+        self.cold_data_pull_request_hold_service = ColdDataPullRequestHoldService(
+            store_config, self.execute_request_when_wakeup
+        )
         #: Reads cold records on threads, so a page fault never blocks the loop.
         self.cold_reader = ColdReader(store.commit_log, store_config.cold_read_max_in_flight)
         #: Counts pulled messages and pull offsets when the broker exports metrics (set by
@@ -147,8 +169,10 @@ class PullMessageProcessor:
         self.message_counters: MessageCounters | None = None
 
     async def stop(self) -> None:
-        """Stop the held pulls' service and let the cold reads' threads go."""
+        """Stop the held pulls' services and let the cold reads' threads go."""
         await self.pull_request_hold_service.stop()
+        await self.cold_data_pull_request_hold_service.stop()
+        await self.cold_data_cg_ctr_service.stop()
         self.cold_reader.close()
 
     def reject_request(self) -> bool:
@@ -207,7 +231,12 @@ class PullMessageProcessor:
         if not held.ctx.is_active:
             return
         try:
-            response = await self.process(held.ctx, held.request, broker_allow_suspend=False)
+            response = await self.process(
+                held.ctx,
+                held.request,
+                broker_allow_suspend=False,
+                broker_allow_flow_ctr_suspend=NO_SUSPEND_KEY not in held.request.ext_fields,
+            )
         except Exception:
             log.exception("pull request on wakeup failed, %s", held.ctx.remote_address)
             return
@@ -215,7 +244,11 @@ class PullMessageProcessor:
             held.ctx.write(response)
 
     async def process(
-        self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool
+        self,
+        ctx: ChannelContext,
+        request: RemotingCommand,
+        broker_allow_suspend: bool,
+        broker_allow_flow_ctr_suspend: bool = True,
     ) -> RemotingCommand | None:
         header = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
         response = RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR)
@@ -224,15 +257,36 @@ class PullMessageProcessor:
             return response
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
+        max_msg_nums = header.max_msg_nums
+        if self._cold_data_flow_controlled(header):
+            if self._consume_type(header.consumer_group) is ConsumeType.CONSUME_PASSIVELY:
+                response.set_code_and_remark(
+                    ResponseCode.SYSTEM_BUSY, COLD_DATA_FLOW_CONTROL_REMARK
+                )
+                return response
+            if broker_allow_flow_ctr_suspend:
+                held = PullRequest(
+                    ctx,
+                    request,
+                    COLD_HOLD_POLLING_MS,
+                    asyncio.get_running_loop().time(),
+                    header.queue_offset,
+                    subscription,
+                    message_filter,
+                )
+                self.cold_data_pull_request_hold_service.suspend_cold_data_read_request(held)
+                return None
+            max_msg_nums = 1  # released from the hold: one message, then held again
         began = time.monotonic_ns()
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
             header.queue_id,
             header.queue_offset,
-            header.max_msg_nums,
+            max_msg_nums,
             message_filter,
         )
+        self.cold_data_cg_ctr_service.cold_acc(header.consumer_group, result.cold_data_sum)
         if result.cold_offsets is not None:
             await self.cold_reader.load(result)
         if self.stats is not None:
@@ -267,6 +321,18 @@ class PullMessageProcessor:
                 header.commit_offset,
             )
         return answer
+
+    def _cold_data_flow_controlled(self, header: PullMessageRequestHeader) -> bool:
+        """RocketMQ's check before reading: the group is over its cold read threshold and
+        the pull starts in the commit log's cold area."""
+        return self.cold_data_cg_ctr_service.is_cg_need_cold_data_flow_ctr(
+            header.consumer_group
+        ) and self.store.is_msg_in_cold_area(header.topic, header.queue_id, header.queue_offset)
+
+    def _consume_type(self, group: str) -> ConsumeType | None:
+        """How the group consumes; a group without a heartbeat (None) is held like a pull
+        consumer's (RocketMQ's broker fails on such a pull with a NullPointerException)."""
+        return self.consume_type_of(group) if self.consume_type_of is not None else None
 
     async def _check(
         self, ctx: ChannelContext, header: PullMessageRequestHeader, response: RemotingCommand

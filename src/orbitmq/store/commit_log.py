@@ -8,6 +8,7 @@ files: when one does not fit, the rest of the file gets an end-of-file blank rec
 from __future__ import annotations
 
 import logging
+import mmap
 import struct
 import threading
 import time
@@ -265,6 +266,9 @@ class CommitLog:
                 zero_fill=False,
             ),
         )
+        if not config.data_read_ahead_enable:
+            # RocketMQ's isCloseReadAhead: the mappings are read without read-ahead.
+            self.mapped_file_queue.read_mode = mmap.MADV_RANDOM
         self._clock = clock
         self.store_host: SocketAddress = store_host
         self.store_host_bytes = b""

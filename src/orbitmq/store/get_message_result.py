@@ -44,6 +44,9 @@ class GetMessageResult:
     #: the page cache): their commit log offsets, one per buffer. Touching such views may
     #: block on the disk, so a server loads them on a thread first (``ColdReader``).
     cold_offsets: list[int] | None = None
+    #: Bytes of the records that are cold by the cold data flow control's rule (RocketMQ's
+    #: coldDataSum): counted only while coldDataFlowControlEnable is on.
+    cold_data_sum: int = 0
 
     @property
     def message_count(self) -> int:

@@ -16,7 +16,7 @@ from typing import Final
 from orbitmq.common.file_system import FileSystem
 from orbitmq.store.errors import StoreError
 from orbitmq.store.mapped_file_cache import MappedFileCache
-from orbitmq.store.page_residency import is_resident, mapping_address
+from orbitmq.store.page_residency import is_resident, mapping_address, resident_pages
 
 log = logging.getLogger(__name__)
 
@@ -318,6 +318,18 @@ class MappedFile:
         answers False (reading it would map it, and may fault)."""
         address = self._address
         return address != 0 and is_resident(address, position, size)
+
+    def resident_pages(self) -> bytes | None:
+        """The whole file's page residency (``page_residency.resident_pages``); None when
+        the file is not mapped now or the kernel cannot tell."""
+        return resident_pages(self._address, self.file_size)
+
+    def set_read_mode(self, advice: int) -> None:
+        """Advise the kernel how the mapping is read (``MADV_NORMAL``: read-ahead,
+        ``MADV_RANDOM``: none); a closed file is left alone. Raises OSError."""
+        with self._lock:
+            if self.available and self._buffer is not None:
+                self._buffer.madvise(advice)
 
     def data_end(self) -> int:
         """Where the file's written bytes end at most: the end of its last run of data as the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -33,6 +34,10 @@ def _total_physical_memory() -> int:
 
 
 TOTAL_PHYSICAL_MEMORY: Final = _total_physical_memory()
+
+#: (commit log offsets, sizes) of a read's records -> how many of their bytes are cold
+#: (``ColdDataCheckService.cold_bytes``): the read's coldDataSum.
+ColdBytes = Callable[[Sequence[int], Sequence[int]], int]
 
 
 def _is_batch_full(
@@ -66,13 +71,15 @@ def read_messages(
     max_msg_nums: int,
     message_filter: MessageFilter | None,
     max_total_bytes: int | None = None,
+    cold_bytes: ColdBytes | None = None,
 ) -> GetMessageResult:
     """Messages of ``queue`` from ``offset``: statuses and next offsets as RocketMQ answers.
 
     Records are views into the mapped commit log, not copies. A read is bounded by the
     transfer limits (in memory: 256 KiB / 32 messages; a backlog older than
     accessMessageInMemoryMaxRatio of RAM counts as on disk: 64 KiB / 8) and suggests
-    pulling from a slave for such a backlog.
+    pulling from a slave for such a backlog. With ``cold_bytes`` the result's
+    ``cold_data_sum`` counts the bytes of its cold records (the cold data flow control).
     """
     if queue is None:
         return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, next_begin_offset=0)
@@ -109,6 +116,7 @@ def read_messages(
                 max_total_bytes,
                 commit_log.max_offset,
                 memory,
+                cold_bytes,
             )
             _collect(request, found[0], message_filter, result)
     return result
@@ -128,6 +136,8 @@ class _ReadRequest:
     max_phy: int
     #: How far behind ``max_phy`` a record may be and still count as in memory.
     memory: int
+    #: Counts the cold bytes of the records taken; None: not counted.
+    cold_bytes: ColdBytes | None
 
 
 def _collect(
@@ -190,6 +200,8 @@ def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult
     result.message_buffers.extend(records)
     result.message_queue_offsets.extend(range(offset, offset + taken))
     result.buffer_total_size = int(totals[taken - 1])
+    if request.cold_bytes is not None:
+        result.cold_data_sum = request.cold_bytes(phys[:taken].tolist(), sizes[:taken].tolist())
     result.status = GetMessageStatus.FOUND
     result.next_begin_offset = offset + taken
     # suggest_pulling_from_slave stays False: no unit looked at is on disk.
@@ -286,6 +298,8 @@ def _take_each(
         skip_until = _NO_FILE
     result.next_begin_offset = offset + read
     result.suggest_pulling_from_slave = max_phy - last_phy > memory
+    if request.cold_bytes is not None and taken_phys:
+        result.cold_data_sum = request.cold_bytes(taken_phys, [len(b) for b in buffers])
     if taken_phys and (
         cold
         or (
