@@ -2,15 +2,19 @@
 backlog that is not in the page cache slow producers and consumers at the head?
 
     .venv/bin/python benchmarks/cold_read_bench.py [--backlog-gib 2] [--rate 2000]
-        [--phase-s 10] [--modes threads,inline] [--dir /tmp] [--json PATH]
+        [--phase-s 10] [--modes threads,inline,coldctr] [--rounds 1] [--hot-ratio 1]
+        [--dir /tmp] [--json PATH]
 
 Run from the repository root; check free disk first (``df -h``: the backlog plus 1 GiB).
 One broker runs as an ``orbitmq broker`` process (ASYNC_FLUSH, no name server); the clients
 run in this process, each on its own connection.
 
 1. fill: ``--backlog-gib`` of 16 KiB messages into the 4 queues of ColdBacklog;
-2. for each mode (``threads``: coldReadMaxInFlight 4, cold pulls read on threads;
-   ``inline``: coldReadMaxInFlight 0, every pull reads on the event loop as before issue 20):
+2. ``--rounds`` times, for each mode (``threads``: coldReadMaxInFlight 4, cold pulls read
+   on threads; ``inline``: coldReadMaxInFlight 0, every pull reads on the event loop as
+   before issue 20; ``coldctr``: as ``threads`` with RocketMQ 5's cold data flow control on,
+   coldDataFlowControlEnable, accessMessageInMemoryHotRatio ``--hot-ratio`` so that the
+   backlog lies in the cold area whatever the RAM, other keys at their defaults):
    stop the broker, sync, drop every commit log file from the page cache
    (``posix_fadvise(POSIX_FADV_DONTNEED)``), start the broker again, then run phases of
    ``--phase-s`` seconds alternately without and with backlog readers (none, backlog,
@@ -20,7 +24,8 @@ run in this process, each on its own connection.
    each its own connection) pull ColdBacklog from where they stopped, 32 messages a pull.
 
 Prints one table (mode, phase, sends, ack p50/p99, e2e p50/p99, backlog MB read, MB/s) and
-the ratios backlog/none of the p99s per mode (pooled over the two phases of each kind);
+the ratios backlog/none of the p99s per mode (pooled over the two phases of each kind and
+every round; with several rounds, each round's ratios too);
 writes JSON to ``benchmarks/results/`` (git-ignored) or ``--json``.
 """
 
@@ -86,13 +91,14 @@ class Broker:
     def address(self) -> str:
         return f"{HOST}:{self.port}"
 
-    def start(self, cold_read_max_in_flight: int) -> None:
+    def start(self, settings: str) -> None:
+        """Start with the common keys and ``settings`` (broker.conf lines)."""
         conf = self.root / "broker.conf"
         conf.write_text(
             "brokerClusterName=DefaultCluster\nbrokerName=broker-a\n"
             f"brokerIP1={HOST}\nbindAddress={HOST}\nlistenPort={self.port}\n"
             f"storePathRootDir={self.root / 'store'}\nflushDiskType=ASYNC_FLUSH\n"
-            f"coldReadMaxInFlight={cold_read_max_in_flight}\nmappedPageReleaseIdleInterval=1000\n"
+            f"mappedPageReleaseIdleInterval=1000\n{settings}"
         )
         log_path = self.root / "broker.log"
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO / "src")}
@@ -356,12 +362,28 @@ async def _head_offsets(address: str) -> list[int]:
     return offsets
 
 
-def run_mode(broker: Broker, mode: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+def mode_settings(mode: str, hot_ratio: int) -> str:
+    """The broker.conf lines of a mode."""
+    if mode == "inline":
+        return "coldReadMaxInFlight=0\n"
+    if mode == "coldctr":
+        return (
+            "coldReadMaxInFlight=4\ncoldDataFlowControlEnable=true\n"
+            f"accessMessageInMemoryHotRatio={hot_ratio}\n"
+        )
+    if mode == "threads":
+        return "coldReadMaxInFlight=4\n"
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def run_mode(
+    broker: Broker, mode: str, round_no: int, args: argparse.Namespace
+) -> list[dict[str, Any]]:
     broker.stop()
     # Dropped once the broker has started (its recovery reads the last files again) and
     # released its mapped pages (mappedPageReleaseIdleInterval: 1 s idle); mapped pages
     # would stay in the page cache.
-    broker.start(4 if mode == "threads" else 0)
+    broker.start(mode_settings(mode, args.hot_ratio))
     deadline = time.monotonic() + 30
     while True:
         dropped = drop_commit_log(broker.root)
@@ -379,7 +401,7 @@ def run_mode(broker: Broker, mode: str, args: argparse.Namespace) -> list[dict[s
         phase = Phase(
             broker.address, args.rate, args.phase_s, backlog_offsets if kind == "backlog" else None
         )
-        row = {"mode": mode, "phase": kind} | asyncio.run(phase.run(offsets))
+        row = {"mode": mode, "round": round_no, "phase": kind} | asyncio.run(phase.run(offsets))
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -444,6 +466,30 @@ def loop_cost(root: Path, mib: int, pulls: int) -> dict[str, Any]:
     return figures
 
 
+def _ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The p99s of the backlog phases over those of the phases without, pooled over
+    ``rows``."""
+    pooled = {kind: [r for r in rows if r["phase"] == kind] for kind in ("none", "backlog")}
+    ratio = {}
+    for figure in ("ack_ms", "e2e_ms"):
+        p99 = {
+            kind: _percentile([v for r in group for v in r[figure]], 0.99)
+            for kind, group in pooled.items()
+        }
+        ratio[figure] = {"none_p99": p99["none"], "backlog_p99": p99["backlog"]}
+        ratio[figure]["ratio"] = p99["backlog"] / p99["none"]
+    return ratio
+
+
+def _print_ratios(label: str, ratio: dict[str, dict[str, float]]) -> None:
+    print(
+        f"# {label}: ack p99 {ratio['ack_ms']['none_p99']:.2f} -> "
+        f"{ratio['ack_ms']['backlog_p99']:.2f} ms ({ratio['ack_ms']['ratio']:.2f}x), "
+        f"e2e p99 {ratio['e2e_ms']['none_p99']:.2f} -> "
+        f"{ratio['e2e_ms']['backlog_p99']:.2f} ms ({ratio['e2e_ms']['ratio']:.2f}x)"
+    )
+
+
 def _line(row: dict[str, Any]) -> str:
     acks, e2e = row["ack_ms"], row["e2e_ms"]
     return (
@@ -460,6 +506,10 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--phase-s", type=float, default=10.0)
     parser.add_argument("--modes", default="threads,inline")
+    parser.add_argument("--rounds", type=int, default=1, help="the modes run in turn, N times")
+    parser.add_argument(
+        "--hot-ratio", type=int, default=1, help="coldctr's accessMessageInMemoryHotRatio (%%)"
+    )
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--loop-mib", type=int, default=256, help="0 skips the loop-cost part")
@@ -471,37 +521,29 @@ def main() -> None:
             pulls = max(1, (args.loop_mib - 80) * 4)
             report["loop_cost"] = loop_cost(Path(tmp), args.loop_mib, pulls)
         broker = Broker(Path(tmp))
-        broker.start(4)
+        broker.start(mode_settings("threads", args.hot_ratio))
         try:
             report["fill"] = asyncio.run(fill(broker.address, int(args.backlog_gib * 2**30)))
             print(f"# fill: {report['fill']}")
             print("mode     phase      sends   ack50    ack99    e2e50    e2e99  backlogMB    MB/s")
             rows = []
-            for mode in args.modes.split(","):
-                rows += run_mode(broker, mode, args)
+            for round_no in range(1, args.rounds + 1):
+                for mode in args.modes.split(","):
+                    rows += run_mode(broker, mode, round_no, args)
         finally:
             broker.stop()
     report["ratios"] = {}
+    report["round_ratios"] = {}
     for mode in args.modes.split(","):
-        pooled = {
-            kind: [r for r in rows if r["mode"] == mode and r["phase"] == kind]
-            for kind in ("none", "backlog")
-        }
-        ratio = {}
-        for figure in ("ack_ms", "e2e_ms"):
-            p99 = {
-                kind: _percentile([v for r in group for v in r[figure]], 0.99)
-                for kind, group in pooled.items()
-            }
-            ratio[figure] = {"none_p99": p99["none"], "backlog_p99": p99["backlog"]}
-            ratio[figure]["ratio"] = p99["backlog"] / p99["none"]
-        report["ratios"][mode] = ratio
-        print(
-            f"# {mode}: ack p99 {ratio['ack_ms']['none_p99']:.2f} -> "
-            f"{ratio['ack_ms']['backlog_p99']:.2f} ms ({ratio['ack_ms']['ratio']:.2f}x), "
-            f"e2e p99 {ratio['e2e_ms']['none_p99']:.2f} -> "
-            f"{ratio['e2e_ms']['backlog_p99']:.2f} ms ({ratio['e2e_ms']['ratio']:.2f}x)"
-        )
+        mine = [r for r in rows if r["mode"] == mode]
+        report["ratios"][mode] = _ratios(mine)
+        _print_ratios(f"{mode}", report["ratios"][mode])
+        if args.rounds > 1:
+            report["round_ratios"][mode] = []
+            for round_no in range(1, args.rounds + 1):
+                ratio = _ratios([r for r in mine if r["round"] == round_no])
+                report["round_ratios"][mode].append(ratio)
+                _print_ratios(f"{mode} round {round_no}", ratio)
     for row in rows:
         for figure in ("ack_ms", "e2e_ms"):
             values = row.pop(figure)
