@@ -21,15 +21,15 @@ from typing import Final
 from orbitmq.broker.cold_data_cg_ctr_service import ColdDataCgCtrService
 from orbitmq.common.java_properties import parse_properties
 from orbitmq.protocol import RemotingCommand, RequestCode, ResponseCode
+from orbitmq.protocol.header import SetCommitLogReadModeRequestHeader
+from orbitmq.protocol.header.errors import HeaderError
 from orbitmq.protocol.processor_codes import ADMIN_COLD_DATA_CODES
 from orbitmq.remoting import ChannelContext, CodeDispatchingProcessor
 from orbitmq.store import MessageStore
 
 log = logging.getLogger(__name__)
 
-#: SET_COMMITLOG_READ_MODE's ext field (RocketMQ's ``FIleReadaheadMode.READ_AHEAD_MODE``).
-READ_AHEAD_MODE: Final = "READ_AHEAD_MODE"
-#: Its two values, Linux's madvise advice (RocketMQ's ``LibC``).
+#: SET_COMMITLOG_READ_MODE's two values, Linux's madvise advice (RocketMQ's ``LibC``).
 MADV_NORMAL: Final = mmap.MADV_NORMAL
 MADV_RANDOM: Final = mmap.MADV_RANDOM
 
@@ -93,8 +93,10 @@ class AdminColdDataProcessor(CodeDispatchingProcessor):
     ) -> RemotingCommand:
         log.info("setCommitLogReadaheadMode called by %s", ctx.remote_address)
         try:
-            mode = int(request.ext_fields[READ_AHEAD_MODE])
-        except (KeyError, ValueError):
+            mode = SetCommitLogReadModeRequestHeader.from_ext_fields(
+                request.ext_fields
+            ).read_ahead_mode
+        except HeaderError:
             return RemotingCommand.create_response(
                 request, ResponseCode.SYSTEM_ERROR, "set commitlog readahead mode failed"
             )
