@@ -21,9 +21,13 @@ run in this process, each on its own connection.
    none, backlog). In every phase a producer sends 1 KiB messages to ColdHead at
    ``--rate`` msg/s (ack latency: request to response) and a head consumer long-polls its
    4 queues (e2e latency: send to receipt). In backlog phases 4 readers (one per queue,
-   each its own connection) pull ColdBacklog from where they stopped, 32 messages a pull.
+   each its own connection) pull ColdBacklog from where they stopped, 32 messages a pull;
+   they send no heartbeat, so under ``coldctr`` their group's cold pulls are held as a
+   pull consumer's are (3-8 s, then one message) once it read cgColdReadThreshold in the
+   5 s window.
 
-Prints one table (mode, phase, sends, ack p50/p99, e2e p50/p99, backlog MB read, MB/s) and
+Prints one table (mode, phase, sends, ack p50/p99, e2e p50/p99, backlog MB read, MB/s, the
+broker's CPU seconds in the phase; the JSON has them by thread) and
 the ratios backlog/none of the p99s per mode (pooled over the two phases of each kind and
 every round; with several rounds, each round's ratios too);
 writes JSON to ``benchmarks/results/`` (git-ignored) or ``--json``.
@@ -122,6 +126,22 @@ class Broker:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=120)
         self.process = None
+
+
+def thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) each thread of process ``pid`` used so far, summed by
+    thread name (/proc/PID/task/*/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return used
 
 
 def drop_commit_log(root: Path) -> int:
@@ -401,7 +421,16 @@ def run_mode(
         phase = Phase(
             broker.address, args.rate, args.phase_s, backlog_offsets if kind == "backlog" else None
         )
+        assert broker.process is not None
+        cpu_before = thread_cpu_s(broker.process.pid)
         row = {"mode": mode, "round": round_no, "phase": kind} | asyncio.run(phase.run(offsets))
+        cpu_after = thread_cpu_s(broker.process.pid)
+        # The broker's CPU in the phase by thread (the loop is the process's main thread).
+        row["broker_cpu_s"] = {
+            name: round(spent - cpu_before.get(name, 0.0), 2)
+            for name, spent in cpu_after.items()
+            if spent - cpu_before.get(name, 0.0) >= 0.01
+        }
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -496,7 +525,8 @@ def _line(row: dict[str, Any]) -> str:
         f"{row['mode']:8} {row['phase']:8} {row['sends']:7d} "
         f"{_percentile(acks, 0.5):8.2f} {_percentile(acks, 0.99):8.2f} "
         f"{_percentile(e2e, 0.5):8.2f} {_percentile(e2e, 0.99):8.2f} "
-        f"{row['backlog_mb']:9.0f} {row['backlog_mb_per_s']:7.1f}"
+        f"{row['backlog_mb']:9.0f} {row['backlog_mb_per_s']:7.1f} "
+        f"{sum(row['broker_cpu_s'].values()):7.2f}"
     )
 
 
@@ -525,7 +555,10 @@ def main() -> None:
         try:
             report["fill"] = asyncio.run(fill(broker.address, int(args.backlog_gib * 2**30)))
             print(f"# fill: {report['fill']}")
-            print("mode     phase      sends   ack50    ack99    e2e50    e2e99  backlogMB    MB/s")
+            print(
+                "mode     phase      sends   ack50    ack99    e2e50    e2e99  backlogMB    MB/s"
+                "  cpu(s)"
+            )
             rows = []
             for round_no in range(1, args.rounds + 1):
                 for mode in args.modes.split(","):
