@@ -219,8 +219,13 @@ async def fill(address: str, backlog_bytes: int) -> dict[str, float]:
     total = backlog_bytes // len(BACKLOG_BODY)
 
     async def one(index: int) -> None:
-        request = _send_request(BACKLOG, index % QUEUES, BACKLOG_BODY)
-        response = await client.invoke(address, request, 30.0)
+        while True:
+            request = _send_request(BACKLOG, index % QUEUES, BACKLOG_BODY)
+            response = await client.invoke(address, request, 30.0)
+            if response.code != ResponseCode.SYSTEM_BUSY:
+                break
+            # The broker's fast failure on a busy (shared) machine: back off as clients do.
+            await asyncio.sleep(0.1)
         if response.code != ResponseCode.SUCCESS:
             raise RuntimeError(f"backlog send failed: {response.code} {response.remark}")
 
