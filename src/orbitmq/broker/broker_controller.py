@@ -9,7 +9,6 @@ import logging
 
 from orbitmq.broker.admin_acl_processor import AdminAclProcessor
 from orbitmq.broker.admin_broker_processor import AdminBrokerProcessor
-from orbitmq.broker.admin_cold_data_processor import AdminColdDataProcessor
 from orbitmq.broker.admin_group_processor import AdminGroupProcessor
 from orbitmq.broker.admin_runtime_processor import AdminRuntimeProcessor
 from orbitmq.broker.admin_stats_processor import AdminStatsProcessor
@@ -299,9 +298,8 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
-            message_model_of=self.consumer_manager.message_model,
+            self.consumer_manager,
             stats=stats,
-            consume_type_of=self.consumer_manager.consume_type,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
         self.send_message_back_processor = SendMessageBackProcessor(
@@ -349,9 +347,6 @@ class BrokerController(AsyncLifetime):
             broker_role=store_config.broker_role,
         )
         self._build_admin_runtime_processor()
-        self.admin_cold_data_processor = AdminColdDataProcessor(
-            self.pull_message_processor.cold_data_cg_ctr_service, store
-        )
         self.acl = BrokerAcl(broker_config, lambda: self.address)
 
     def _build_admin_runtime_processor(self) -> None:
@@ -419,7 +414,7 @@ class BrokerController(AsyncLifetime):
             (self.admin_stats_processor, AdminStatsProcessor.REQUEST_CODES, admin),
             (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
             (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
-            (self.admin_cold_data_processor, AdminColdDataProcessor.REQUEST_CODES, admin),
+            *self.pull_message_processor.cold_data.served(admin),
             (self.acl.admin_processor, AdminAclProcessor.REQUEST_CODES, admin),
             *self.pop.served(pull),
         ]
@@ -499,9 +494,7 @@ class BrokerController(AsyncLifetime):
                 self.schedule_message_service.start()
             if self.timer_message_store is not None:
                 self.timer_message_store.start()
-            await self.pull_request_hold_service.start()
-            await self.pull_message_processor.cold_data_pull_request_hold_service.start()
-            await self.pull_message_processor.cold_data_cg_ctr_service.start()
+            await self.pull_message_processor.start()
             await self.pop.start()
             await self.client_housekeeping.start()
             await self.acl.start()

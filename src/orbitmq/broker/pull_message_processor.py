@@ -8,15 +8,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_stats_manager import BrokerStatsManager
-from orbitmq.broker.cold_data_cg_ctr_service import ColdDataCgCtrService
-from orbitmq.broker.cold_data_pull_request_hold_service import (
-    NO_SUSPEND_KEY,
-    ColdDataPullRequestHoldService,
-)
+from orbitmq.broker.cold_data_flow_control import ColdDataFlowControl
+from orbitmq.broker.cold_data_pull_request_hold_service import NO_SUSPEND_KEY
 from orbitmq.broker.consumer_filter_manager import (
     ConsumerFilterData,
     ConsumerFilterManager,
@@ -90,18 +87,15 @@ _EMPTY_QUEUE_STATUSES: Final = frozenset(
 
 #: (group, topic) -> the subscription a consumer declared in its heartbeat, if any.
 SubscriptionLookup = Callable[[str, str], SubscriptionData | None]
-#: group -> the message model its consumers' heartbeats declared, if any.
-MessageModelLookup = Callable[[str], MessageModel | None]
-#: group -> how its consumers' heartbeats said they consume, if any.
-ConsumeTypeLookup = Callable[[str], ConsumeType | None]
 
-#: RocketMQ's remark for a push consumer's pull refused by the cold data flow control.
-COLD_DATA_FLOW_CONTROL_REMARK: Final = (
-    "This consumer group is reading cold data. It has been flow control"
-)
-#: How long a held cold pull's PullRequest says it waits (RocketMQ: 1000 ms; the hold
-#: service releases it after 3 s whatever this says).
-COLD_HOLD_POLLING_MS: Final = 1000
+
+class ConsumerGroups(Protocol):
+    """What the online consumers' heartbeats declared for a group (``ConsumerManager``);
+    None when the group is not online."""
+
+    def message_model(self, group: str) -> MessageModel | None: ...
+
+    def consume_type(self, group: str) -> ConsumeType | None: ...
 
 
 def _status_code(status: GetMessageStatus, request_offset: int) -> int:
@@ -134,13 +128,11 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
-        message_model_of: MessageModelLookup | None = None,
+        consumer_groups: ConsumerGroups | None = None,
         *,
         stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
-        consume_type_of: ConsumeTypeLookup | None = None,
     ) -> None:
-        self.message_model_of = message_model_of
-        self.consume_type_of = consume_type_of
+        self.consumer_groups = consumer_groups
         self.broker_config = broker_config
         self.stats = stats
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
@@ -158,21 +150,22 @@ class PullMessageProcessor:
         )
         self._wakeups: set[asyncio.Task[None]] = set()
         #: The cold data flow control: each group's cold reads, and its held pulls.
-        self.cold_data_cg_ctr_service = ColdDataCgCtrService(broker_config, store_config)
-        self.cold_data_pull_request_hold_service = ColdDataPullRequestHoldService(
-            store_config, self.execute_request_when_wakeup
-        )
+        self.cold_data = ColdDataFlowControl(broker_config, store, self.execute_request_when_wakeup)
         #: Reads cold records on threads, so a page fault never blocks the loop.
         self.cold_reader = ColdReader(store.commit_log, store_config.cold_read_max_in_flight)
         #: Counts pulled messages and pull offsets when the broker exports metrics (set by
         #: its wiring).
         self.message_counters: MessageCounters | None = None
 
+    async def start(self) -> None:
+        """Start the held pulls' services."""
+        await self.pull_request_hold_service.start()
+        await self.cold_data.start()
+
     async def stop(self) -> None:
         """Stop the held pulls' services and let the cold reads' threads go."""
         await self.pull_request_hold_service.stop()
-        await self.cold_data_pull_request_hold_service.stop()
-        await self.cold_data_cg_ctr_service.stop()
+        await self.cold_data.stop()
         self.cold_reader.close()
 
     def reject_request(self) -> bool:
@@ -258,24 +251,14 @@ class PullMessageProcessor:
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
         max_msg_nums = header.max_msg_nums
-        if self._cold_data_flow_controlled(header):
-            if self._consume_type(header.consumer_group) is ConsumeType.CONSUME_PASSIVELY:
-                response.set_code_and_remark(
-                    ResponseCode.SYSTEM_BUSY, COLD_DATA_FLOW_CONTROL_REMARK
+        if self.cold_data.is_controlled(
+            header.consumer_group, header.topic, header.queue_id, header.queue_offset
+        ):
+            push = self._consume_type(header.consumer_group) is ConsumeType.CONSUME_PASSIVELY
+            if push or broker_allow_flow_ctr_suspend:
+                return self.cold_data.refuse_or_hold(
+                    ctx, request, header, response, (subscription, message_filter), push
                 )
-                return response
-            if broker_allow_flow_ctr_suspend:
-                held = PullRequest(
-                    ctx,
-                    request,
-                    COLD_HOLD_POLLING_MS,
-                    asyncio.get_running_loop().time(),
-                    header.queue_offset,
-                    subscription,
-                    message_filter,
-                )
-                self.cold_data_pull_request_hold_service.suspend_cold_data_read_request(held)
-                return None
             max_msg_nums = 1  # released from the hold: one message, then held again
         began = time.monotonic_ns()
         result = self.store.get_message(
@@ -286,7 +269,9 @@ class PullMessageProcessor:
             max_msg_nums,
             message_filter,
         )
-        self.cold_data_cg_ctr_service.cold_acc(header.consumer_group, result.cold_data_sum)
+        self.cold_data.cold_data_cg_ctr_service.cold_acc(
+            header.consumer_group, result.cold_data_sum
+        )
         if result.cold_offsets is not None:
             await self.cold_reader.load(result)
         if self.stats is not None:
@@ -322,17 +307,11 @@ class PullMessageProcessor:
             )
         return answer
 
-    def _cold_data_flow_controlled(self, header: PullMessageRequestHeader) -> bool:
-        """RocketMQ's check before reading: the group is over its cold read threshold and
-        the pull starts in the commit log's cold area."""
-        return self.cold_data_cg_ctr_service.is_cg_need_cold_data_flow_ctr(
-            header.consumer_group
-        ) and self.store.is_msg_in_cold_area(header.topic, header.queue_id, header.queue_offset)
-
     def _consume_type(self, group: str) -> ConsumeType | None:
         """How the group consumes; a group without a heartbeat (None) is held like a pull
         consumer's (RocketMQ's broker fails on such a pull with a NullPointerException)."""
-        return self.consume_type_of(group) if self.consume_type_of is not None else None
+        groups = self.consumer_groups
+        return groups.consume_type(group) if groups is not None else None
 
     async def _check(
         self, ctx: ChannelContext, header: PullMessageRequestHeader, response: RemotingCommand
@@ -432,8 +411,9 @@ class PullMessageProcessor:
         return (
             not group_config.consume_broadcast_enable
             and not has_subscription_flag(header.sys_flag)
-            and self.message_model_of is not None
-            and self.message_model_of(header.consumer_group) is MessageModel.BROADCASTING
+            and self.consumer_groups is not None
+            and self.consumer_groups.message_model(header.consumer_group)
+            is MessageModel.BROADCASTING
         )
 
     def _subscription(

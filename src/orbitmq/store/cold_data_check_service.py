@@ -44,6 +44,10 @@ class ColdDataCheckService(Service):
         self.commit_log = commit_log
         self._page_cache_table: dict[int, bytes] = {}
 
+    def attach(self) -> None:
+        """Make the commit log's reads count their cold bytes with this service."""
+        self.commit_log.cold_bytes = self.cold_bytes
+
     @property
     def sample_steps(self) -> int:
         steps = self.config.sample_steps

@@ -43,6 +43,7 @@ from orbitmq.common.record_layout import (
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, topic_problem
 from orbitmq.store.commit_log_group import append_group_locked
+from orbitmq.store.get_message_result import ColdBytes
 from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
@@ -285,6 +286,9 @@ class CommitLog:
         self.begin_time_in_lock = 0
         #: How long (ms) the last append held the put lock: a slow disk shows here first.
         self.last_lock_held_ms = 0.0
+        #: Counts the cold bytes of every read (``ColdDataCheckService.cold_bytes``, set by
+        #: the broker's cold data flow control); None: reads count none.
+        self.cold_bytes: ColdBytes | None = None
 
     def set_store_host(self, store_host: SocketAddress) -> None:
         """The address written into records from now on (a broker that bound port 0 learns

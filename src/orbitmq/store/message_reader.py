@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -18,7 +17,7 @@ from orbitmq.store.consume_queue import (
     ConsumeQueue,
     is_message_unit,
 )
-from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus
+from orbitmq.store.get_message_result import ColdBytes, GetMessageResult, GetMessageStatus
 from orbitmq.store.message_filter import MessageFilter, matches_every_message
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE, MessageStoreConfig
 
@@ -34,10 +33,6 @@ def _total_physical_memory() -> int:
 
 
 TOTAL_PHYSICAL_MEMORY: Final = _total_physical_memory()
-
-#: (commit log offsets, sizes) of a read's records -> how many of their bytes are cold
-#: (``ColdDataCheckService.cold_bytes``): the read's coldDataSum.
-ColdBytes = Callable[[Sequence[int], Sequence[int]], int]
 
 
 def _is_batch_full(
@@ -71,15 +66,15 @@ def read_messages(
     max_msg_nums: int,
     message_filter: MessageFilter | None,
     max_total_bytes: int | None = None,
-    cold_bytes: ColdBytes | None = None,
 ) -> GetMessageResult:
     """Messages of ``queue`` from ``offset``: statuses and next offsets as RocketMQ answers.
 
     Records are views into the mapped commit log, not copies. A read is bounded by the
     transfer limits (in memory: 256 KiB / 32 messages; a backlog older than
     accessMessageInMemoryMaxRatio of RAM counts as on disk: 64 KiB / 8) and suggests
-    pulling from a slave for such a backlog. With ``cold_bytes`` the result's
-    ``cold_data_sum`` counts the bytes of its cold records (the cold data flow control).
+    pulling from a slave for such a backlog. While ``commit_log.cold_bytes`` is set the
+    result's ``cold_data_sum`` counts the bytes of its cold records (the cold data flow
+    control).
     """
     if queue is None:
         return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, next_begin_offset=0)
@@ -116,7 +111,7 @@ def read_messages(
                 max_total_bytes,
                 commit_log.max_offset,
                 memory,
-                cold_bytes,
+                commit_log.cold_bytes,
             )
             _collect(request, found[0], message_filter, result)
     return result

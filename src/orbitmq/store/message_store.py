@@ -20,7 +20,6 @@ from orbitmq.common.message_decoder import decode_message
 from orbitmq.common.record_layout import RECORD_HEAD, TOTALSIZE_POSITION
 from orbitmq.common.service import Service
 from orbitmq.store.clean_service import CleanCommitLogService, CleanResourceService
-from orbitmq.store.cold_data_check_service import ColdDataCheckService
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.commit_log_dispatcher import (
     CommitLogDispatcherBuildConsumeQueue,
@@ -141,8 +140,6 @@ class MessageStore:
                 self.release_mapped_pages,
                 clock,
             )
-        #: Which records are cold, for the cold data flow control.
-        self.cold_data_check_service = ColdDataCheckService(config, self.commit_log, clock)
         self.recovery_report: RecoveryReport | None = None
         #: Called after every append (the HA service's wakeup); must only set a flag.
         self.on_append: Callable[[], None] | None = None
@@ -256,7 +253,6 @@ class MessageStore:
         yield self.flush_consume_queue_service
         if self.mapped_page_release_service is not None:
             yield self.mapped_page_release_service
-        yield self.cold_data_check_service
 
     def mapped_files(self) -> Iterator[MappedFile]:
         """Every mapped file of the store: commit log, consume queues and index files."""
@@ -494,10 +490,8 @@ class MessageStore:
         max_total_bytes: int | None = None,
     ) -> GetMessageResult:
         """Up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage),
-        and no more than ``max_total_bytes`` of records (at least one message is returned).
-        With coldDataFlowControlEnable the result counts its cold bytes (``cold_data_sum``),
-        which the broker charges to ``group``."""
-        del group  # RocketMQ leaves system groups out of coldDataSum: the broker does.
+        and no more than ``max_total_bytes`` of records (at least one message is returned)."""
+        del group  # RocketMQ keys per-group read statistics on it; nothing else uses it here.
         self.read_count += 1
         return read_messages(
             self.config,
@@ -507,22 +501,6 @@ class MessageStore:
             max_msg_nums,
             message_filter,
             max_total_bytes,
-            (
-                self.cold_data_check_service.cold_bytes
-                if self.config.cold_data_flow_control_enable
-                else None
-            ),
-        )
-
-    def is_msg_in_cold_area(self, topic: str, queue_id: int, offset: int) -> bool:
-        """Whether the message at queue ``offset`` lies in the commit log's cold area
-        (RocketMQ's isMsgInColdArea: not exact, one unit looked at); False while the cold
-        data flow control is off or nothing readable is there."""
-        if not self.config.cold_data_flow_control_enable:
-            return False
-        unit = self.get_message_unit_in_queue(topic, queue_id, offset)
-        return unit is not None and self.cold_data_check_service.check_in_cold_area(
-            unit[0], self.commit_log.max_offset
         )
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:

@@ -117,7 +117,7 @@ async def test_a_cold_groups_pull_is_held_and_a_hot_groups_is_not(
         THRESHOLD,
         100 * 1024 * 1024,
     )
-    hold_service = broker.pull_message_processor.cold_data_pull_request_hold_service
+    hold_service = broker.pull_message_processor.cold_data.cold_data_pull_request_hold_service
     held = asyncio.ensure_future(_pull(client, broker, COLD_GROUP, 8))
     await eventually_async(lambda: len(hold_service.held) == 1 or None, what="the pull is held")
     # Meanwhile the other group reads at the head (out of the cold area) at once, and the
@@ -134,7 +134,7 @@ async def test_a_cold_groups_pull_is_held_and_a_hot_groups_is_not(
     assert released.code == ResponseCode.SUCCESS
     assert [m.queue_offset for m in decode_messages(released.body)] == [8]
     # The window ends: counts start again from 0 and the group reads in full again.
-    broker.pull_message_processor.cold_data_cg_ctr_service.clear_data_acc()
+    broker.pull_message_processor.cold_data.cold_data_cg_ctr_service.clear_data_acc()
     again = await asyncio.wait_for(_pull(client, broker, COLD_GROUP, 9), 2)
     assert len(decode_messages(again.body)) == ON_DISK_PULL
 
@@ -195,7 +195,7 @@ async def test_an_admin_threshold_lets_a_group_read_more(
     )
     assert remove.code == ResponseCode.SUCCESS
     assert (await _info(client, broker))["configTable"] == {}
-    hold_service = broker.pull_message_processor.cold_data_pull_request_hold_service
+    hold_service = broker.pull_message_processor.cold_data.cold_data_pull_request_hold_service
     held = asyncio.ensure_future(_pull(client, broker, COLD_GROUP, 16))
     await eventually_async(lambda: len(hold_service.held) == 1 or None, what="the pull is held")
     held.cancel()

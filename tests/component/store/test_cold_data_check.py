@@ -1,6 +1,7 @@
 """The store's half of RocketMQ 5's cold data flow control: which records are cold (the cold
 area by accessMessageInMemoryHotRatio, and with coldDataScanEnable the sampled page cache),
-a read's coldDataSum, and the commit log's read mode (dataReadAheadEnable)."""
+a read's coldDataSum once a ``ColdDataCheckService`` counts for the commit log, and the
+commit log's read mode (dataReadAheadEnable)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from orbitmq.broker import BrokerConfig, load_broker_config
+from orbitmq.common.clock import SYSTEM_CLOCK
 from orbitmq.common.errors import ConfigError
 from orbitmq.filter import TagMessageFilter, build_subscription_data
-from orbitmq.store import MessageStore, message_reader
+from orbitmq.store import ColdDataCheckService, MessageStore, message_reader
 from orbitmq.store.mapped_file import MappedFile
 from orbitmq.store.message_store_config import MessageStoreConfig
 from tests.conftest import StoreFactory
@@ -36,6 +38,13 @@ def _put(store: MessageStore, count: int) -> None:
         body = f"m{i}:".encode().ljust(BODY_BYTES, b".")
         assert store.put_message(make_message(body=body, tags="TagA")).is_ok
     assert store.wait_for_dispatch()
+
+
+def _counting(store: MessageStore) -> ColdDataCheckService:
+    """A check service attached to ``store``'s commit log, as the broker makes one."""
+    service = ColdDataCheckService(store.config, store.commit_log, SYSTEM_CLOCK)
+    service.attach()
+    return service
 
 
 def _drop_from_page_cache(mapped: MappedFile) -> None:
@@ -100,26 +109,31 @@ def test_reads_in_the_cold_area_count_their_bytes(
     store = store_factory(cold_data_flow_control_enable=True)
     _put(store, 100)
     message_filter = TagMessageFilter(build_subscription_data("TopicTest", tag or "*"))
+    assert store.get_message("g", "TopicTest", 0, 0, 8, message_filter).cold_data_sum == 0
+    service = _counting(store)
     cold = store.get_message("g", "TopicTest", 0, 0, 8, message_filter)
     assert cold.message_count == 8
     assert cold.cold_data_sum == cold.buffer_total_size > 0
-    assert store.is_msg_in_cold_area("TopicTest", 0, 0)
+    end = store.commit_log.max_offset
+    assert service.check_in_cold_area(end - 27 * 1024, end)
+    assert not service.check_in_cold_area(end - 26 * 1024, end)
     hot = store.get_message("g", "TopicTest", 0, 95, 8, message_filter)
     assert hot.message_count == 5
     assert hot.cold_data_sum == 0
-    assert not store.is_msg_in_cold_area("TopicTest", 0, 95)
 
 
 @pytest.mark.usefixtures("pretend_ram")
 def test_nothing_is_counted_while_the_flow_control_is_off(store_factory: StoreFactory) -> None:
     store = store_factory()
     _put(store, 100)
+    service = _counting(store)
     assert store.get_message("g", "TopicTest", 0, 0, 8).cold_data_sum == 0
-    assert not store.is_msg_in_cold_area("TopicTest", 0, 0)
+    assert service.is_data_in_page_cache(0)
     store.config.access_message_in_memory_hot_ratio = 50
     store.config.cold_data_flow_control_enable = True  # read per call: a live switch
     assert store.get_message("g", "TopicTest", 0, 0, 8).cold_data_sum > 0
-    assert not store.is_msg_in_cold_area("TopicTest", 0, 60)  # within 50 KiB of the end
+    assert not service.is_data_in_page_cache(0)
+    assert store.get_message("g", "TopicTest", 0, 60, 8).cold_data_sum == 0  # last 50 KiB
 
 
 @pytest.mark.usefixtures("pretend_ram")
@@ -128,7 +142,7 @@ def test_with_the_scan_only_pages_out_of_the_page_cache_are_cold(
 ) -> None:
     store = store_factory(cold_data_flow_control_enable=True, cold_data_scan_enable=True)
     _put(store, 100)
-    service = store.cold_data_check_service
+    service = _counting(store)
     service.scan_files_in_page_cache()
     # Just written: in the page cache, so not cold although in the cold area.
     assert store.get_message("g", "TopicTest", 0, 0, 8).cold_data_sum == 0
@@ -154,15 +168,20 @@ def test_the_scan_runs_on_its_interval(store_factory: StoreFactory) -> None:
         timer_cold_data_check_interval_ms=50,
     )
     _put(store, 100)
-    mapped = store.commit_log.mapped_file_queue.mapped_files[0]
-    _drop_from_page_cache(mapped)
-    if mapped.is_resident(0, mmap.PAGESIZE):
-        pytest.skip("this file system keeps the pages (tmpfs?)")
-    # Neither the reads' views nor mincore touch the pages: they stay out until read.
-    eventually(
-        lambda: store.get_message("g", "TopicTest", 0, 0, 8).cold_data_sum > 0 or None,
-        what="a scan found the dropped pages",
-    )
+    service = _counting(store)
+    service.start()
+    try:
+        mapped = store.commit_log.mapped_file_queue.mapped_files[0]
+        _drop_from_page_cache(mapped)
+        if mapped.is_resident(0, mmap.PAGESIZE):
+            pytest.skip("this file system keeps the pages (tmpfs?)")
+        # Neither the reads' views nor mincore touch the pages: they stay out until read.
+        eventually(
+            lambda: store.get_message("g", "TopicTest", 0, 0, 8).cold_data_sum > 0 or None,
+            what="a scan found the dropped pages",
+        )
+    finally:
+        service.shutdown()
 
 
 def _vm_flags(path: str) -> set[str]:

@@ -16,7 +16,7 @@ def test_group_thresholds_and_cold_reads_are_shown_and_changed(
 ) -> None:
     broker = cluster.cluster.brokers[0]
     a = broker.address
-    service = broker.pull_message_processor.cold_data_cg_ctr_service
+    service = broker.pull_message_processor.cold_data.cold_data_cg_ctr_service
 
     async def cold_read() -> None:
         service.cold_acc("Reader", 4096)
