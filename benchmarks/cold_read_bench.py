@@ -3,7 +3,7 @@ backlog that is not in the page cache slow producers and consumers at the head?
 
     .venv/bin/python benchmarks/cold_read_bench.py [--backlog-gib 2] [--rate 2000]
         [--phase-s 10] [--modes threads,inline,coldctr] [--rounds 1] [--hot-ratio 1]
-        [--dir /tmp] [--json PATH]
+        [--warmup-s 5] [--dir /tmp] [--json PATH]
 
 Run from the repository root; check free disk first (``df -h``: the backlog plus 1 GiB).
 One broker runs as an ``orbitmq broker`` process (ASYNC_FLUSH, no name server); the clients
@@ -16,7 +16,8 @@ run in this process, each on its own connection.
    coldDataFlowControlEnable, accessMessageInMemoryHotRatio ``--hot-ratio`` so that the
    backlog lies in the cold area whatever the RAM, other keys at their defaults):
    stop the broker, sync, drop every commit log file from the page cache
-   (``posix_fadvise(POSIX_FADV_DONTNEED)``), start the broker again, then run phases of
+   (``posix_fadvise(POSIX_FADV_DONTNEED)``), start the broker again, run the producer and
+   the head consumer for ``--warmup-s`` uncounted seconds, then run phases of
    ``--phase-s`` seconds alternately without and with backlog readers (none, backlog,
    none, backlog). In every phase a producer sends 1 KiB messages to ColdHead at
    ``--rate`` msg/s (ack latency: request to response) and a head consumer long-polls its
@@ -421,6 +422,11 @@ def run_mode(
         f"share of its MiB still cached: {cached_fraction(broker.root):.1%}"
     )
     backlog_offsets = [0] * QUEUES
+    if args.warmup_s > 0:
+        # The first seconds after a restart are slower whatever the mode (the head's new
+        # files, the first pulls): not counted.
+        offsets = asyncio.run(_head_offsets(broker.address))
+        asyncio.run(Phase(broker.address, args.rate, args.warmup_s, None).run(offsets))
     rows = []
     for kind in ("none", "backlog", "none", "backlog"):
         offsets = asyncio.run(_head_offsets(broker.address))
@@ -542,6 +548,9 @@ def main() -> None:
     parser.add_argument("--phase-s", type=float, default=10.0)
     parser.add_argument("--modes", default="threads,inline")
     parser.add_argument("--rounds", type=int, default=1, help="the modes run in turn, N times")
+    parser.add_argument(
+        "--warmup-s", type=float, default=5.0, help="an uncounted phase after each restart"
+    )
     parser.add_argument(
         "--hot-ratio", type=int, default=1, help="coldctr's accessMessageInMemoryHotRatio (%%)"
     )
