@@ -14,7 +14,8 @@ run in this process, each on its own connection.
    on threads; ``inline``: coldReadMaxInFlight 0, every pull reads on the event loop as
    before issue 20; ``coldctr``: as ``threads`` with RocketMQ 5's cold data flow control on,
    coldDataFlowControlEnable, accessMessageInMemoryHotRatio ``--hot-ratio`` so that the
-   backlog lies in the cold area whatever the RAM, other keys at their defaults):
+   backlog lies in the cold area whatever the RAM, other keys at their defaults;
+   ``coldctr:N`` the same with cgColdReadThreshold N bytes):
    stop the broker, sync, drop every commit log file from the page cache
    (``posix_fadvise(POSIX_FADV_DONTNEED)``), start the broker again, run the producer and
    the head consumer for ``--warmup-s`` uncounted seconds, then run phases of
@@ -393,10 +394,13 @@ def mode_settings(mode: str, hot_ratio: int) -> str:
     """The broker.conf lines of a mode."""
     if mode == "inline":
         return "coldReadMaxInFlight=0\n"
-    if mode == "coldctr":
+    name, _, threshold = mode.partition(":")
+    if name == "coldctr":
+        # coldctr:N: with cgColdReadThreshold N (bytes per 5 s window) instead of 3 MiB.
         return (
             "coldReadMaxInFlight=4\ncoldDataFlowControlEnable=true\n"
             f"accessMessageInMemoryHotRatio={hot_ratio}\n"
+            + (f"cgColdReadThreshold={int(threshold)}\n" if threshold else "")
         )
     if mode == "threads":
         return "coldReadMaxInFlight=4\n"
@@ -533,7 +537,7 @@ def _print_ratios(label: str, ratio: dict[str, dict[str, float]]) -> None:
 def _line(row: dict[str, Any]) -> str:
     acks, e2e = row["ack_ms"], row["e2e_ms"]
     return (
-        f"{row['mode']:8} {row['phase']:8} {row['sends']:7d} "
+        f"{row['mode']:14} {row['phase']:8} {row['sends']:7d} "
         f"{_percentile(acks, 0.5):8.2f} {_percentile(acks, 0.99):8.2f} "
         f"{_percentile(e2e, 0.5):8.2f} {_percentile(e2e, 0.99):8.2f} "
         f"{row['backlog_mb']:9.0f} {row['backlog_mb_per_s']:7.1f} "
@@ -570,8 +574,8 @@ def main() -> None:
             report["fill"] = asyncio.run(fill(broker.address, int(args.backlog_gib * 2**30)))
             print(f"# fill: {report['fill']}")
             print(
-                "mode     phase      sends   ack50    ack99    e2e50    e2e99  backlogMB    MB/s"
-                "  cpu(s)"
+                "mode           phase      sends   ack50    ack99    e2e50    e2e99  backlogMB"
+                "    MB/s  cpu(s)"
             )
             rows = []
             for round_no in range(1, args.rounds + 1):
