@@ -2,25 +2,36 @@
 backlog that is not in the page cache slow producers and consumers at the head?
 
     .venv/bin/python benchmarks/cold_read_bench.py [--backlog-gib 2] [--rate 2000]
-        [--phase-s 10] [--modes threads,inline] [--dir /tmp] [--json PATH]
+        [--phase-s 10] [--modes threads,inline,coldctr] [--rounds 1] [--hot-ratio 1]
+        [--warmup-s 5] [--dir /tmp] [--json PATH]
 
 Run from the repository root; check free disk first (``df -h``: the backlog plus 1 GiB).
 One broker runs as an ``orbitmq broker`` process (ASYNC_FLUSH, no name server); the clients
 run in this process, each on its own connection.
 
 1. fill: ``--backlog-gib`` of 16 KiB messages into the 4 queues of ColdBacklog;
-2. for each mode (``threads``: coldReadMaxInFlight 4, cold pulls read on threads;
-   ``inline``: coldReadMaxInFlight 0, every pull reads on the event loop as before issue 20):
+2. ``--rounds`` times, for each mode (``threads``: coldReadMaxInFlight 4, cold pulls read
+   on threads; ``inline``: coldReadMaxInFlight 0, every pull reads on the event loop as
+   before issue 20; ``coldctr``: as ``threads`` with RocketMQ 5's cold data flow control on,
+   coldDataFlowControlEnable, accessMessageInMemoryHotRatio ``--hot-ratio`` so that the
+   backlog lies in the cold area whatever the RAM, other keys at their defaults;
+   ``coldctr:N`` the same with cgColdReadThreshold N bytes):
    stop the broker, sync, drop every commit log file from the page cache
-   (``posix_fadvise(POSIX_FADV_DONTNEED)``), start the broker again, then run phases of
+   (``posix_fadvise(POSIX_FADV_DONTNEED)``), start the broker again, run the producer and
+   the head consumer for ``--warmup-s`` uncounted seconds, then run phases of
    ``--phase-s`` seconds alternately without and with backlog readers (none, backlog,
    none, backlog). In every phase a producer sends 1 KiB messages to ColdHead at
    ``--rate`` msg/s (ack latency: request to response) and a head consumer long-polls its
    4 queues (e2e latency: send to receipt). In backlog phases 4 readers (one per queue,
-   each its own connection) pull ColdBacklog from where they stopped, 32 messages a pull.
+   each its own connection) pull ColdBacklog from where they stopped, 32 messages a pull;
+   they send no heartbeat, so under ``coldctr`` their group's cold pulls are held as a
+   pull consumer's are (3-8 s, then one message) once it read cgColdReadThreshold in the
+   5 s window.
 
-Prints one table (mode, phase, sends, ack p50/p99, e2e p50/p99, backlog MB read, MB/s) and
-the ratios backlog/none of the p99s per mode (pooled over the two phases of each kind);
+Prints one table (mode, phase, sends, ack p50/p99, e2e p50/p99, backlog MB read, MB/s, the
+broker's CPU seconds in the phase; the JSON splits them into loop and other threads) and
+the ratios backlog/none of the p99s per mode (pooled over the two phases of each kind and
+every round; with several rounds, each round's ratios too);
 writes JSON to ``benchmarks/results/`` (git-ignored) or ``--json``.
 """
 
@@ -86,13 +97,14 @@ class Broker:
     def address(self) -> str:
         return f"{HOST}:{self.port}"
 
-    def start(self, cold_read_max_in_flight: int) -> None:
+    def start(self, settings: str) -> None:
+        """Start with the common keys and ``settings`` (broker.conf lines)."""
         conf = self.root / "broker.conf"
         conf.write_text(
             "brokerClusterName=DefaultCluster\nbrokerName=broker-a\n"
             f"brokerIP1={HOST}\nbindAddress={HOST}\nlistenPort={self.port}\n"
             f"storePathRootDir={self.root / 'store'}\nflushDiskType=ASYNC_FLUSH\n"
-            f"coldReadMaxInFlight={cold_read_max_in_flight}\nmappedPageReleaseIdleInterval=1000\n"
+            f"mappedPageReleaseIdleInterval=1000\n{settings}"
         )
         log_path = self.root / "broker.log"
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO / "src")}
@@ -116,6 +128,23 @@ class Broker:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=120)
         self.process = None
+
+
+def thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) process ``pid`` used so far: its main thread (the
+    broker's event loop) and its other threads (flush, reput, cold reads ...) together
+    (/proc/PID/task/*/stat; Python's thread names do not reach the kernel)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {"loop": 0.0, "threads": 0.0}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        spent = (int(fields[11]) + int(fields[12])) / tick
+        used["loop" if int(task.name) == pid else "threads"] += spent
+    return used
 
 
 def drop_commit_log(root: Path) -> int:
@@ -192,8 +221,13 @@ async def fill(address: str, backlog_bytes: int) -> dict[str, float]:
     total = backlog_bytes // len(BACKLOG_BODY)
 
     async def one(index: int) -> None:
-        request = _send_request(BACKLOG, index % QUEUES, BACKLOG_BODY)
-        response = await client.invoke(address, request, 30.0)
+        while True:
+            request = _send_request(BACKLOG, index % QUEUES, BACKLOG_BODY)
+            response = await client.invoke(address, request, 30.0)
+            if response.code != ResponseCode.SYSTEM_BUSY:
+                break
+            # The broker's fast failure on a busy (shared) machine: back off as clients do.
+            await asyncio.sleep(0.1)
         if response.code != ResponseCode.SUCCESS:
             raise RuntimeError(f"backlog send failed: {response.code} {response.remark}")
 
@@ -356,12 +390,31 @@ async def _head_offsets(address: str) -> list[int]:
     return offsets
 
 
-def run_mode(broker: Broker, mode: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+def mode_settings(mode: str, hot_ratio: int) -> str:
+    """The broker.conf lines of a mode."""
+    if mode == "inline":
+        return "coldReadMaxInFlight=0\n"
+    name, _, threshold = mode.partition(":")
+    if name == "coldctr":
+        # coldctr:N: with cgColdReadThreshold N (bytes per 5 s window) instead of 3 MiB.
+        return (
+            "coldReadMaxInFlight=4\ncoldDataFlowControlEnable=true\n"
+            f"accessMessageInMemoryHotRatio={hot_ratio}\n"
+            + (f"cgColdReadThreshold={int(threshold)}\n" if threshold else "")
+        )
+    if mode == "threads":
+        return "coldReadMaxInFlight=4\n"
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def run_mode(
+    broker: Broker, mode: str, round_no: int, args: argparse.Namespace
+) -> list[dict[str, Any]]:
     broker.stop()
     # Dropped once the broker has started (its recovery reads the last files again) and
     # released its mapped pages (mappedPageReleaseIdleInterval: 1 s idle); mapped pages
     # would stay in the page cache.
-    broker.start(4 if mode == "threads" else 0)
+    broker.start(mode_settings(mode, args.hot_ratio))
     deadline = time.monotonic() + 30
     while True:
         dropped = drop_commit_log(broker.root)
@@ -373,13 +426,26 @@ def run_mode(broker: Broker, mode: str, args: argparse.Namespace) -> list[dict[s
         f"share of its MiB still cached: {cached_fraction(broker.root):.1%}"
     )
     backlog_offsets = [0] * QUEUES
+    if args.warmup_s > 0:
+        # The first seconds after a restart are slower whatever the mode (the head's new
+        # files, the first pulls): not counted.
+        offsets = asyncio.run(_head_offsets(broker.address))
+        asyncio.run(Phase(broker.address, args.rate, args.warmup_s, None).run(offsets))
     rows = []
     for kind in ("none", "backlog", "none", "backlog"):
         offsets = asyncio.run(_head_offsets(broker.address))
         phase = Phase(
             broker.address, args.rate, args.phase_s, backlog_offsets if kind == "backlog" else None
         )
-        row = {"mode": mode, "phase": kind} | asyncio.run(phase.run(offsets))
+        assert broker.process is not None
+        cpu_before = thread_cpu_s(broker.process.pid)
+        row = {"mode": mode, "round": round_no, "phase": kind} | asyncio.run(phase.run(offsets))
+        cpu_after = thread_cpu_s(broker.process.pid)
+        # The broker's CPU in the phase: its loop, and its other threads (a thread that
+        # ended during the phase takes its time with it).
+        row["broker_cpu_s"] = {
+            name: round(spent - cpu_before[name], 2) for name, spent in cpu_after.items()
+        }
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -444,13 +510,38 @@ def loop_cost(root: Path, mib: int, pulls: int) -> dict[str, Any]:
     return figures
 
 
+def _ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The p99s of the backlog phases over those of the phases without, pooled over
+    ``rows``."""
+    pooled = {kind: [r for r in rows if r["phase"] == kind] for kind in ("none", "backlog")}
+    ratio = {}
+    for figure in ("ack_ms", "e2e_ms"):
+        p99 = {
+            kind: _percentile([v for r in group for v in r[figure]], 0.99)
+            for kind, group in pooled.items()
+        }
+        ratio[figure] = {"none_p99": p99["none"], "backlog_p99": p99["backlog"]}
+        ratio[figure]["ratio"] = p99["backlog"] / p99["none"]
+    return ratio
+
+
+def _print_ratios(label: str, ratio: dict[str, dict[str, float]]) -> None:
+    print(
+        f"# {label}: ack p99 {ratio['ack_ms']['none_p99']:.2f} -> "
+        f"{ratio['ack_ms']['backlog_p99']:.2f} ms ({ratio['ack_ms']['ratio']:.2f}x), "
+        f"e2e p99 {ratio['e2e_ms']['none_p99']:.2f} -> "
+        f"{ratio['e2e_ms']['backlog_p99']:.2f} ms ({ratio['e2e_ms']['ratio']:.2f}x)"
+    )
+
+
 def _line(row: dict[str, Any]) -> str:
     acks, e2e = row["ack_ms"], row["e2e_ms"]
     return (
-        f"{row['mode']:8} {row['phase']:8} {row['sends']:7d} "
+        f"{row['mode']:14} {row['phase']:8} {row['sends']:7d} "
         f"{_percentile(acks, 0.5):8.2f} {_percentile(acks, 0.99):8.2f} "
         f"{_percentile(e2e, 0.5):8.2f} {_percentile(e2e, 0.99):8.2f} "
-        f"{row['backlog_mb']:9.0f} {row['backlog_mb_per_s']:7.1f}"
+        f"{row['backlog_mb']:9.0f} {row['backlog_mb_per_s']:7.1f} "
+        f"{sum(row['broker_cpu_s'].values()):7.2f}"
     )
 
 
@@ -460,6 +551,13 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--phase-s", type=float, default=10.0)
     parser.add_argument("--modes", default="threads,inline")
+    parser.add_argument("--rounds", type=int, default=1, help="the modes run in turn, N times")
+    parser.add_argument(
+        "--warmup-s", type=float, default=5.0, help="an uncounted phase after each restart"
+    )
+    parser.add_argument(
+        "--hot-ratio", type=int, default=1, help="coldctr's accessMessageInMemoryHotRatio (%%)"
+    )
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--loop-mib", type=int, default=256, help="0 skips the loop-cost part")
@@ -471,37 +569,32 @@ def main() -> None:
             pulls = max(1, (args.loop_mib - 80) * 4)
             report["loop_cost"] = loop_cost(Path(tmp), args.loop_mib, pulls)
         broker = Broker(Path(tmp))
-        broker.start(4)
+        broker.start(mode_settings("threads", args.hot_ratio))
         try:
             report["fill"] = asyncio.run(fill(broker.address, int(args.backlog_gib * 2**30)))
             print(f"# fill: {report['fill']}")
-            print("mode     phase      sends   ack50    ack99    e2e50    e2e99  backlogMB    MB/s")
+            print(
+                "mode           phase      sends   ack50    ack99    e2e50    e2e99  backlogMB"
+                "    MB/s  cpu(s)"
+            )
             rows = []
-            for mode in args.modes.split(","):
-                rows += run_mode(broker, mode, args)
+            for round_no in range(1, args.rounds + 1):
+                for mode in args.modes.split(","):
+                    rows += run_mode(broker, mode, round_no, args)
         finally:
             broker.stop()
     report["ratios"] = {}
+    report["round_ratios"] = {}
     for mode in args.modes.split(","):
-        pooled = {
-            kind: [r for r in rows if r["mode"] == mode and r["phase"] == kind]
-            for kind in ("none", "backlog")
-        }
-        ratio = {}
-        for figure in ("ack_ms", "e2e_ms"):
-            p99 = {
-                kind: _percentile([v for r in group for v in r[figure]], 0.99)
-                for kind, group in pooled.items()
-            }
-            ratio[figure] = {"none_p99": p99["none"], "backlog_p99": p99["backlog"]}
-            ratio[figure]["ratio"] = p99["backlog"] / p99["none"]
-        report["ratios"][mode] = ratio
-        print(
-            f"# {mode}: ack p99 {ratio['ack_ms']['none_p99']:.2f} -> "
-            f"{ratio['ack_ms']['backlog_p99']:.2f} ms ({ratio['ack_ms']['ratio']:.2f}x), "
-            f"e2e p99 {ratio['e2e_ms']['none_p99']:.2f} -> "
-            f"{ratio['e2e_ms']['backlog_p99']:.2f} ms ({ratio['e2e_ms']['ratio']:.2f}x)"
-        )
+        mine = [r for r in rows if r["mode"] == mode]
+        report["ratios"][mode] = _ratios(mine)
+        _print_ratios(f"{mode}", report["ratios"][mode])
+        if args.rounds > 1:
+            report["round_ratios"][mode] = []
+            for round_no in range(1, args.rounds + 1):
+                ratio = _ratios([r for r in mine if r["round"] == round_no])
+                report["round_ratios"][mode].append(ratio)
+                _print_ratios(f"{mode} round {round_no}", ratio)
     for row in rows:
         for figure in ("ack_ms", "e2e_ms"):
             values = row.pop(figure)

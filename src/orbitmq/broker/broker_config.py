@@ -70,6 +70,15 @@ class BrokerConfig:
     heartbeat_thread_pool_queue_capacity: int = 50_000
     long_polling_enable: bool = True
     short_polling_time_mills: int = 1000
+    #: RocketMQ 5's cold data flow control (coldDataFlowControlEnable, a store key, turns
+    #: it on): a group whose pulls read this many bytes of cold data within the 5 s window
+    #: (or all groups' reads together, globalColdReadThreshold) is controlled. With
+    #: coldCtrStrategyEnable a group over its threshold gets 1.5x of it for a while (the
+    #: PID strategy, usePIDColdCtrStrategy, or the simple one).
+    cold_ctr_strategy_enable: bool = False
+    use_pid_cold_ctr_strategy: bool = True
+    cg_cold_read_threshold: int = 3 * 1024 * 1024
+    global_cold_read_threshold: int = 100 * 1024 * 1024
     notify_consumer_ids_changed_enable: bool = True
     register_broker_timeout_mills: int = 6000
     register_name_server_period: int = 30_000
@@ -316,6 +325,16 @@ def _check_ha(broker: BrokerConfig, store: MessageStoreConfig) -> None:
     if store.cold_read_max_in_flight < 0:
         raise ConfigError(
             f"coldReadMaxInFlight: {store.cold_read_max_in_flight} must be >= 0 (0: none)"
+        )
+    if not 0 <= store.access_message_in_memory_hot_ratio <= 100:
+        raise ConfigError(
+            f"accessMessageInMemoryHotRatio: {store.access_message_in_memory_hot_ratio} "
+            "is outside 0..100"
+        )
+    if store.timer_cold_data_check_interval_ms <= 0:
+        raise ConfigError(
+            f"timerColdDataCheckIntervalMs: {store.timer_cold_data_check_interval_ms} "
+            "must be > 0 (ms)"
         )
 
 

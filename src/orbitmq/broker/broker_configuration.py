@@ -72,6 +72,10 @@ RESTART_ONLY_KEYS: Final = frozenset(
         "timerPrecisionMs",
         "haListenPort",
         "haMasterAddress",
+        # The strategy is chosen at start; the read mode is set at start, and at run time by
+        # SET_COMMITLOG_READ_MODE (mqadmin setCommitLogReadAheadMode), as in RocketMQ.
+        "usePIDColdCtrStrategy",
+        "dataReadAheadEnable",
     }
 )
 
@@ -80,6 +84,7 @@ _KEY_OF_FIELD: Final = {
     "broker_ip1": "brokerIP1",
     "broker_ip2": "brokerIP2",
     "check_crc_on_recover": "checkCRCOnRecover",
+    "use_pid_cold_ctr_strategy": "usePIDColdCtrStrategy",
 }
 
 _LINE_KEY = re.compile(r"\s*((?:\\.|[^=:\s\\])+)")

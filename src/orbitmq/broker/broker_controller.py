@@ -298,7 +298,7 @@ class BrokerController(AsyncLifetime):
             self.consumer_offset_manager,
             find_subscription or self.consumer_manager.find_subscription_data,
             self.consumer_filter_manager,
-            message_model_of=self.consumer_manager.message_model,
+            self.consumer_manager,
             stats=stats,
         )
         self.pull_request_hold_service = self.pull_message_processor.pull_request_hold_service
@@ -414,6 +414,7 @@ class BrokerController(AsyncLifetime):
             (self.admin_stats_processor, AdminStatsProcessor.REQUEST_CODES, admin),
             (self.admin_group_processor, AdminGroupProcessor.REQUEST_CODES, admin),
             (self.admin_runtime_processor, AdminRuntimeProcessor.REQUEST_CODES, admin),
+            *self.pull_message_processor.cold_data.served(admin),
             (self.acl.admin_processor, AdminAclProcessor.REQUEST_CODES, admin),
             *self.pop.served(pull),
         ]
@@ -493,7 +494,7 @@ class BrokerController(AsyncLifetime):
                 self.schedule_message_service.start()
             if self.timer_message_store is not None:
                 self.timer_message_store.start()
-            await self.pull_request_hold_service.start()
+            await self.pull_message_processor.start()
             await self.pop.start()
             await self.client_housekeeping.start()
             await self.acl.start()
@@ -508,7 +509,7 @@ class BrokerController(AsyncLifetime):
             await self._stop_transactional_message_check_service()
             await self.unbind()
             await self.client_housekeeping.stop()
-            await self.pull_request_hold_service.stop()
+            await self.pull_message_processor.stop()
             await self.pop.stop()
             await asyncio.to_thread(self._stop_schedule_message_service)
             await asyncio.to_thread(self.replication.shutdown)

@@ -217,6 +217,11 @@ class ConsumerManager:
         info = self._table.get(group)
         return info.message_model if info is not None else None
 
+    def consume_type(self, group: str) -> ConsumeType | None:
+        """How the group's last heartbeat said it consumes; None when not online."""
+        info = self._table.get(group)
+        return info.consume_type if info is not None else None
+
     def find_channel(self, group: str, client_id: str) -> ClientChannelInfo | None:
         info = self._table.get(group)
         return info.find_channel(client_id) if info is not None else None

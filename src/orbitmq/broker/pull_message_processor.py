@@ -8,10 +8,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 from orbitmq.broker.broker_config import BrokerConfig
 from orbitmq.broker.broker_stats_manager import BrokerStatsManager
+from orbitmq.broker.cold_data_flow_control import ColdDataFlowControl
+from orbitmq.broker.cold_data_pull_request_hold_service import NO_SUSPEND_KEY
 from orbitmq.broker.consumer_filter_manager import (
     ConsumerFilterData,
     ConsumerFilterManager,
@@ -43,7 +45,7 @@ from orbitmq.protocol import (
     RemotingCommand,
     ResponseCode,
 )
-from orbitmq.protocol.body import SubscriptionGroupConfig
+from orbitmq.protocol.body import ConsumeType, SubscriptionGroupConfig
 from orbitmq.protocol.faq_url import FAQ_SUGGESTION
 from orbitmq.protocol.header import PullMessageRequestHeader, PullMessageResponseHeader
 from orbitmq.protocol.perm_name import is_readable
@@ -85,8 +87,15 @@ _EMPTY_QUEUE_STATUSES: Final = frozenset(
 
 #: (group, topic) -> the subscription a consumer declared in its heartbeat, if any.
 SubscriptionLookup = Callable[[str, str], SubscriptionData | None]
-#: group -> the message model its consumers' heartbeats declared, if any.
-MessageModelLookup = Callable[[str], MessageModel | None]
+
+
+class ConsumerGroups(Protocol):
+    """What the online consumers' heartbeats declared for a group (``ConsumerManager``);
+    None when the group is not online."""
+
+    def message_model(self, group: str) -> MessageModel | None: ...
+
+    def consume_type(self, group: str) -> ConsumeType | None: ...
 
 
 def _status_code(status: GetMessageStatus, request_offset: int) -> int:
@@ -119,11 +128,11 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         find_subscription: SubscriptionLookup | None = None,
         consumer_filter_manager: ConsumerFilterManager | None = None,
-        message_model_of: MessageModelLookup | None = None,
+        consumer_groups: ConsumerGroups | None = None,
         *,
         stats: tuple[BrokerStatsManager, StoreStatsService] | None = None,
     ) -> None:
-        self.message_model_of = message_model_of
+        self.consumer_groups = consumer_groups
         self.broker_config = broker_config
         self.stats = stats
         self.consumer_filter_manager = consumer_filter_manager or ConsumerFilterManager()
@@ -140,15 +149,23 @@ class PullMessageProcessor:
             short_polling_time_ms=broker_config.short_polling_time_mills,
         )
         self._wakeups: set[asyncio.Task[None]] = set()
+        #: The cold data flow control: each group's cold reads, and its held pulls.
+        self.cold_data = ColdDataFlowControl(broker_config, store, self.execute_request_when_wakeup)
         #: Reads cold records on threads, so a page fault never blocks the loop.
         self.cold_reader = ColdReader(store.commit_log, store_config.cold_read_max_in_flight)
         #: Counts pulled messages and pull offsets when the broker exports metrics (set by
         #: its wiring).
         self.message_counters: MessageCounters | None = None
 
+    async def start(self) -> None:
+        """Start the held pulls' services."""
+        await self.pull_request_hold_service.start()
+        await self.cold_data.start()
+
     async def stop(self) -> None:
-        """Stop the held pulls' service and let the cold reads' threads go."""
+        """Stop the held pulls' services and let the cold reads' threads go."""
         await self.pull_request_hold_service.stop()
+        await self.cold_data.stop()
         self.cold_reader.close()
 
     def reject_request(self) -> bool:
@@ -207,7 +224,12 @@ class PullMessageProcessor:
         if not held.ctx.is_active:
             return
         try:
-            response = await self.process(held.ctx, held.request, broker_allow_suspend=False)
+            response = await self.process(
+                held.ctx,
+                held.request,
+                broker_allow_suspend=False,
+                broker_allow_flow_ctr_suspend=NO_SUSPEND_KEY not in held.request.ext_fields,
+            )
         except Exception:
             log.exception("pull request on wakeup failed, %s", held.ctx.remote_address)
             return
@@ -215,7 +237,11 @@ class PullMessageProcessor:
             held.ctx.write(response)
 
     async def process(
-        self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool
+        self,
+        ctx: ChannelContext,
+        request: RemotingCommand,
+        broker_allow_suspend: bool,
+        broker_allow_flow_ctr_suspend: bool = True,
     ) -> RemotingCommand | None:
         header = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
         response = RemotingCommand.create_response(request, ResponseCode.SYSTEM_ERROR)
@@ -224,14 +250,27 @@ class PullMessageProcessor:
             return response
         group_config, subscription, filter_data = checked
         message_filter = self._message_filter(header, subscription, filter_data)
+        max_msg_nums = header.max_msg_nums
+        if self.cold_data.is_controlled(
+            header.consumer_group, header.topic, header.queue_id, header.queue_offset
+        ):
+            push = self._consume_type(header.consumer_group) is ConsumeType.CONSUME_PASSIVELY
+            if push or broker_allow_flow_ctr_suspend:
+                return self.cold_data.refuse_or_hold(
+                    ctx, request, header, response, (subscription, message_filter), push
+                )
+            max_msg_nums = 1  # released from the hold: one message, then held again
         began = time.monotonic_ns()
         result = self.store.get_message(
             header.consumer_group,
             header.topic,
             header.queue_id,
             header.queue_offset,
-            header.max_msg_nums,
+            max_msg_nums,
             message_filter,
+        )
+        self.cold_data.cold_data_cg_ctr_service.cold_acc(
+            header.consumer_group, result.cold_data_sum
         )
         if result.cold_offsets is not None:
             await self.cold_reader.load(result)
@@ -267,6 +306,12 @@ class PullMessageProcessor:
                 header.commit_offset,
             )
         return answer
+
+    def _consume_type(self, group: str) -> ConsumeType | None:
+        """How the group consumes; a group without a heartbeat (None) is held like a pull
+        consumer's (RocketMQ's broker fails on such a pull with a NullPointerException)."""
+        groups = self.consumer_groups
+        return groups.consume_type(group) if groups is not None else None
 
     async def _check(
         self, ctx: ChannelContext, header: PullMessageRequestHeader, response: RemotingCommand
@@ -366,8 +411,9 @@ class PullMessageProcessor:
         return (
             not group_config.consume_broadcast_enable
             and not has_subscription_flag(header.sys_flag)
-            and self.message_model_of is not None
-            and self.message_model_of(header.consumer_group) is MessageModel.BROADCASTING
+            and self.consumer_groups is not None
+            and self.consumer_groups.message_model(header.consumer_group)
+            is MessageModel.BROADCASTING
         )
 
     def _subscription(

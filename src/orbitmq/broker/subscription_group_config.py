@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from orbitmq.common import TOOLS_CONSUMER_GROUP
 from orbitmq.protocol.body import Body, DataVersion, SubscriptionGroupConfig
 
 #: Groups RocketMQ creates whenever they are asked for, whatever autoCreateSubscriptionGroup
@@ -23,6 +24,33 @@ CID_SYS_RMQ_TRANS: Final = "CID_RMQ_SYS_TRANS"
 
 def is_sys_consumer_group(group: str) -> bool:
     return group.startswith(CID_RMQ_SYS_PREFIX)
+
+
+#: Groups of RocketMQ's own tools and services that pull (``MixAll``'s names).
+DEFAULT_CONSUMER_GROUP: Final = "DEFAULT_CONSUMER"
+SCHEDULE_CONSUMER_GROUP: Final = "SCHEDULE_CONSUMER"
+MONITOR_CONSUMER_GROUP: Final = "__MONITOR_CONSUMER"
+_SYS_PULL_GROUPS: Final = frozenset(
+    {
+        DEFAULT_CONSUMER_GROUP,
+        TOOLS_CONSUMER_GROUP,
+        SCHEDULE_CONSUMER_GROUP,
+        FILTERSRV_CONSUMER_GROUP,
+        MONITOR_CONSUMER_GROUP,
+        SELF_TEST_CONSUMER_GROUP,
+        ONS_HTTP_PROXY_GROUP,
+        CID_ONSAPI_PERMISSION_GROUP,
+        CID_ONSAPI_OWNER_GROUP,
+        CID_ONSAPI_PULL_GROUP,
+        CID_SYS_RMQ_TRANS,
+    }
+)
+
+
+def is_sys_consumer_group_pull_message(group: str) -> bool:
+    """A group of RocketMQ's own tools or services (``MixAll.isSysConsumerGroupPullMessage``):
+    its reads are never counted or held by the cold data flow control."""
+    return group in _SYS_PULL_GROUPS or group.startswith(CID_RMQ_SYS_PREFIX)
 
 
 @dataclass(slots=True)

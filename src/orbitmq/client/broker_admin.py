@@ -1,12 +1,14 @@
 """``BrokerAdmin``: the ``AdminClient`` operations on one broker (mqadmin's ``-b``): its
 settings (getBrokerConfig, updateBrokerConfig), runtime keys (brokerStatus), traffic counters
 (statsAll, and which brokers of a group served a consumer group's pulls), every group's
-progress (brokerConsumeStats), its consume queues (cleanExpiredCQ, queryCq), and a topic's
-configuration on each master (its attributes, for topicStatus)."""
+progress (brokerConsumeStats), its consume queues (cleanExpiredCQ, queryCq), a topic's
+configuration on each master (its attributes, for topicStatus), and the cold data flow
+control (getColdDataFlowCtrInfo and the commands that change it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from orbitmq.client.admin_base import AdminBase
 from orbitmq.client.errors import MQBrokerError
@@ -62,6 +64,33 @@ class BrokerAdmin(AdminBase):
         brokerConsumeStats); ``is_order`` keeps order topics only."""
         self._check_started()
         return await self.api.fetch_consume_stats_in_broker(broker_addr, is_order, self._timeout_s)
+
+    async def update_cold_data_flow_ctr_group_config(
+        self, broker_addr: str, thresholds: Mapping[str, int]
+    ) -> None:
+        """Set groups' cold read thresholds, bytes per 5 s window (mqadmin
+        updateColdDataFlowCtrGroupConfig)."""
+        self._check_started()
+        await self.api.update_cold_data_flow_ctr_group_config(
+            broker_addr, thresholds, self._timeout_s
+        )
+
+    async def remove_cold_data_flow_ctr_group_config(self, broker_addr: str, group: str) -> None:
+        """Drop a group's own cold read threshold (mqadmin removeColdDataFlowCtrGroupConfig)."""
+        self._check_started()
+        await self.api.remove_cold_data_flow_ctr_group_config(broker_addr, group, self._timeout_s)
+
+    async def cold_data_flow_ctr_info(self, broker_addr: str) -> dict[str, Any]:
+        """Each group's cold reads in the window and the thresholds (mqadmin
+        getColdDataFlowCtrInfo)."""
+        self._check_started()
+        return await self.api.get_cold_data_flow_ctr_info(broker_addr, self._timeout_s)
+
+    async def set_commit_log_read_ahead_mode(self, broker_addr: str, mode: int) -> str:
+        """0: the commit log is read with read-ahead, 1: without (mqadmin
+        setCommitLogReadAheadMode); the broker's answer."""
+        self._check_started()
+        return await self.api.set_commit_log_read_ahead_mode(broker_addr, mode, self._timeout_s)
 
     async def clean_expired_cq(self, broker_addr: str) -> bool:
         """Drop the consume queues whose messages retention deleted (mqadmin

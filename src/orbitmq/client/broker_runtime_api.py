@@ -1,11 +1,15 @@
 """``BrokerRuntimeAPI``: the requests behind mqadmin's broker commands (RocketMQ's
 ``MQClientAPIImpl`` getBrokerConfig, updateBrokerConfig, getBrokerRuntimeInfo,
-viewBrokerStatsData, fetchConsumeStatsInBroker, cleanExpiredConsumeQueue, queryConsumeQueue),
-typed; each sends one request to one broker and turns a failure into ``MQBrokerError``."""
+viewBrokerStatsData, fetchConsumeStatsInBroker, cleanExpiredConsumeQueue, queryConsumeQueue,
+and RocketMQ 5's cold data flow control requests), typed; each sends one request to one
+broker and turns a failure into ``MQBrokerError``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
+
+import orjson
 
 from orbitmq.client.mq_client_api import MQClientAPI
 from orbitmq.common.java_properties import parse_properties
@@ -19,6 +23,7 @@ from orbitmq.protocol import (
 from orbitmq.protocol.header import (
     GetConsumeStatsInBrokerHeader,
     QueryConsumeQueueRequestHeader,
+    SetCommitLogReadModeRequestHeader,
     ViewBrokerStatsDataRequestHeader,
 )
 
@@ -91,3 +96,35 @@ class BrokerRuntimeAPI(MQClientAPI):
         if not response.body:
             return QueryConsumeQueueResponseBody()
         return QueryConsumeQueueResponseBody.from_json(response.body)
+
+    async def update_cold_data_flow_ctr_group_config(
+        self, addr: str, thresholds: Mapping[str, int], timeout_s: float
+    ) -> None:
+        """UPDATE_COLD_DATA_FLOW_CTR_CONFIG (2001): group -> cold read threshold (bytes)."""
+        body = properties_body({group: str(value) for group, value in thresholds.items()})
+        await self._ok(addr, RequestCode.UPDATE_COLD_DATA_FLOW_CTR_CONFIG, {}, body, timeout_s)
+
+    async def remove_cold_data_flow_ctr_group_config(
+        self, addr: str, group: str, timeout_s: float
+    ) -> None:
+        """REMOVE_COLD_DATA_FLOW_CTR_CONFIG (2002): the group's admin threshold goes."""
+        await self._ok(
+            addr, RequestCode.REMOVE_COLD_DATA_FLOW_CTR_CONFIG, {}, group.encode(), timeout_s
+        )
+
+    async def get_cold_data_flow_ctr_info(self, addr: str, timeout_s: float) -> dict[str, Any]:
+        """GET_COLD_DATA_FLOW_CTR_INFO (2003): runtimeTable, configTable, the thresholds and
+        globalAcc, as the broker's JSON has them."""
+        response = await self._ok(
+            addr, RequestCode.GET_COLD_DATA_FLOW_CTR_INFO, timeout_s=timeout_s
+        )
+        info: dict[str, Any] = orjson.loads(response.body or b"{}")
+        return info
+
+    async def set_commit_log_read_ahead_mode(self, addr: str, mode: int, timeout_s: float) -> str:
+        """SET_COMMITLOG_READ_MODE (2004): 0 read-ahead, 1 random reads; the broker's remark."""
+        header = SetCommitLogReadModeRequestHeader(read_ahead_mode=mode)
+        response = await self._ok(
+            addr, RequestCode.SET_COMMITLOG_READ_MODE, header.to_ext_fields(), b"", timeout_s
+        )
+        return response.remark or ""

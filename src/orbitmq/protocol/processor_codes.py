@@ -152,6 +152,17 @@ ADMIN_RUNTIME_CODES: Final[frozenset[int]] = frozenset(
         RequestCode.QUERY_CONSUME_QUEUE,
     }
 )
+#: RocketMQ 5's cold data flow control and the commit log's read-ahead mode (more of its
+#: AdminBrokerProcessor: mqadmin's updateColdDataFlowCtrGroupConfig,
+#: removeColdDataFlowCtrGroupConfig, getColdDataFlowCtrInfo, setCommitLogReadAheadMode).
+ADMIN_COLD_DATA_CODES: Final[frozenset[int]] = frozenset(
+    {
+        RequestCode.UPDATE_COLD_DATA_FLOW_CTR_CONFIG,
+        RequestCode.REMOVE_COLD_DATA_FLOW_CTR_CONFIG,
+        RequestCode.GET_COLD_DATA_FLOW_CTR_INFO,
+        RequestCode.SET_COMMITLOG_READ_MODE,
+    }
+)
 #: RocketMQ 4.x plain ACL administration (AdminBrokerProcessor's ACL requests; 54 is
 #: 4.9.4's GET_BROKER_CLUSTER_ACL_CONFIG).
 ADMIN_ACL_CODES: Final[frozenset[int]] = frozenset(

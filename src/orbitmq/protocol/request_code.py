@@ -109,6 +109,12 @@ class RequestCode(enum.IntEnum):
     DELETE_EXPIRED_COMMITLOG = 329
     #: RocketMQ 5.3: cancel a delay message before its time (its send answer's handle).
     RECALL_MESSAGE = 370
+    #: RocketMQ 5's cold data flow control (the admin's group thresholds, the per-group
+    #: cold reads) and the commit log's read-ahead mode.
+    UPDATE_COLD_DATA_FLOW_CTR_CONFIG = 2001
+    REMOVE_COLD_DATA_FLOW_CTR_CONFIG = 2002
+    GET_COLD_DATA_FLOW_CTR_INFO = 2003
+    SET_COMMITLOG_READ_MODE = 2004
     #: RocketMQ 5's POP consumption: the broker keeps per-message invisibility (check points
     #: and acks in the revive log) instead of per-queue consumer offsets.
     POP_MESSAGE = 200050

@@ -21,6 +21,7 @@ from typing import Final
 from orbitmq.protocol.processor_codes import (
     ADMIN_ACL_CODES,
     ADMIN_BROKER_CODES,
+    ADMIN_COLD_DATA_CODES,
     ADMIN_GROUP_CODES,
     ADMIN_RUNTIME_CODES,
     ADMIN_STATS_CODES,
@@ -62,6 +63,7 @@ BROKER_REQUEST_CODES: Final = (
     | ADMIN_STATS_CODES
     | ADMIN_GROUP_CODES
     | ADMIN_RUNTIME_CODES
+    | ADMIN_COLD_DATA_CODES
     | ADMIN_ACL_CODES
 )
 

@@ -2,6 +2,7 @@
 retention, behind MessageStore. No sockets: the broker drives it."""
 
 from orbitmq.store.clean_service import clean_expired_consume_queues
+from orbitmq.store.cold_data_check_service import ColdDataCheckService
 from orbitmq.store.cold_reader import ColdReader
 from orbitmq.store.commit_log import CommitLog
 from orbitmq.store.consume_queue import ConsumeQueue
@@ -41,6 +42,7 @@ __all__ = [
     "AppendMessageResult",
     "AppendMessageStatus",
     "BrokerRole",
+    "ColdDataCheckService",
     "ColdReader",
     "CommitLog",
     "ConsumeQueue",

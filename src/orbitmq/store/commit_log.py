@@ -8,6 +8,7 @@ files: when one does not fit, the rest of the file gets an end-of-file blank rec
 from __future__ import annotations
 
 import logging
+import mmap
 import struct
 import threading
 import time
@@ -42,6 +43,7 @@ from orbitmq.common.record_layout import (
 from orbitmq.common.socket_address import is_ipv6, pack_socket_address
 from orbitmq.common.topic import RMQ_SYS_SCHEDULE_TOPIC, topic_problem
 from orbitmq.store.commit_log_group import append_group_locked
+from orbitmq.store.get_message_result import ColdBytes
 from orbitmq.store.mapped_file import Allocation, MappedFile
 from orbitmq.store.mapped_file_queue import MappedFileQueue
 from orbitmq.store.message_store_config import MessageStoreConfig
@@ -265,6 +267,9 @@ class CommitLog:
                 zero_fill=False,
             ),
         )
+        if not config.data_read_ahead_enable:
+            # RocketMQ's isCloseReadAhead: the mappings are read without read-ahead.
+            self.mapped_file_queue.read_mode = mmap.MADV_RANDOM
         self._clock = clock
         self.store_host: SocketAddress = store_host
         self.store_host_bytes = b""
@@ -281,6 +286,9 @@ class CommitLog:
         self.begin_time_in_lock = 0
         #: How long (ms) the last append held the put lock: a slow disk shows here first.
         self.last_lock_held_ms = 0.0
+        #: Counts the cold bytes of every read (``ColdDataCheckService.cold_bytes``, set by
+        #: the broker's cold data flow control); None: reads count none.
+        self.cold_bytes: ColdBytes | None = None
 
     def set_store_host(self, store_host: SocketAddress) -> None:
         """The address written into records from now on (a broker that bound port 0 learns

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -20,6 +21,11 @@ class GetMessageStatus(enum.Enum):
     #: Members are singletons: identity hashing is exact and runs in C (Enum's own hashes
     #: the name in Python, on every pull's status lookups).
     __hash__ = object.__hash__
+
+
+#: (commit log offsets, sizes) of a read's records -> how many of their bytes are cold
+#: (``ColdDataCheckService.cold_bytes``): the read's coldDataSum.
+ColdBytes = Callable[[Sequence[int], Sequence[int]], int]
 
 
 @dataclass(slots=True)
@@ -44,6 +50,10 @@ class GetMessageResult:
     #: the page cache): their commit log offsets, one per buffer. Touching such views may
     #: block on the disk, so a server loads them on a thread first (``ColdReader``).
     cold_offsets: list[int] | None = None
+    #: Bytes of the records that are cold by the cold data flow control's rule (RocketMQ's
+    #: coldDataSum): counted only while coldDataFlowControlEnable is on and a
+    #: ``ColdDataCheckService`` counts for the commit log (``CommitLog.cold_bytes``).
+    cold_data_sum: int = 0
 
     @property
     def message_count(self) -> int:

@@ -17,7 +17,7 @@ from orbitmq.common.file_system import FileSystem
 from orbitmq.store.errors import StoreError
 from orbitmq.store.mapped_file_cache import MappedFileCache
 from orbitmq.store.page_prefault import populate_write
-from orbitmq.store.page_residency import is_resident, mapping_address
+from orbitmq.store.page_residency import is_resident, mapping_address, resident_pages
 
 log = logging.getLogger(__name__)
 
@@ -325,6 +325,18 @@ class MappedFile:
         so that stores through the mapping there take no page fault; False where that could
         not be done. Any thread, at any time: no byte changes."""
         return populate_write(self._address, position, size)
+
+    def resident_pages(self) -> bytes | None:
+        """The whole file's page residency (``page_residency.resident_pages``); None when
+        the file is not mapped now or the kernel cannot tell."""
+        return resident_pages(self._address, self.file_size)
+
+    def set_read_mode(self, advice: int) -> None:
+        """Advise the kernel how the mapping is read (``MADV_NORMAL``: read-ahead,
+        ``MADV_RANDOM``: none); a closed file is left alone. Raises OSError."""
+        with self._lock:
+            if self.available and self._buffer is not None:
+                self._buffer.madvise(advice)
 
     def data_end(self) -> int:
         """Where the file's written bytes end at most: the end of its last run of data as the

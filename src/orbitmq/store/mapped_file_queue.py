@@ -45,6 +45,9 @@ class MappedFileQueue:
         self._fs = fs
         self.mapped_files: list[MappedFile] = []
         self.flushed_where = 0
+        #: How the files' mappings are read (``MappedFile.set_read_mode``), applied to every
+        #: file loaded or created; None leaves the kernel's default (read-ahead).
+        self.read_mode: int | None = None
 
     def load(self) -> None:
         """Open every segment file of the directory; sizes must match the configuration."""
@@ -65,6 +68,8 @@ class MappedFileQueue:
                 cache=self.cache,
             )
             mapped.wrote_position = mapped.flushed_position = self.mapped_file_size
+            if self.read_mode is not None:
+                mapped.set_read_mode(self.read_mode)
             files.append(mapped)
         self.mapped_files = files
 
@@ -115,8 +120,17 @@ class MappedFileQueue:
         )
         if last is None:
             self.flushed_where = create_offset
+        if self.read_mode is not None:
+            mapped.set_read_mode(self.read_mode)
         self.mapped_files = [*self.mapped_files, mapped]
         return mapped
+
+    def set_read_mode(self, mode: int) -> None:
+        """Advise every file, and the files created from now on, ``mode`` (RocketMQ's
+        scanFileAndSetReadMode). Raises OSError."""
+        self.read_mode = mode
+        for mapped in self.mapped_files:
+            mapped.set_read_mode(mode)
 
     def find_by_offset(
         self, offset: int, return_first_on_not_found: bool = False

@@ -17,7 +17,7 @@ from orbitmq.store.consume_queue import (
     ConsumeQueue,
     is_message_unit,
 )
-from orbitmq.store.get_message_result import GetMessageResult, GetMessageStatus
+from orbitmq.store.get_message_result import ColdBytes, GetMessageResult, GetMessageStatus
 from orbitmq.store.message_filter import MessageFilter, matches_every_message
 from orbitmq.store.message_store_config import CQ_STORE_UNIT_SIZE, MessageStoreConfig
 
@@ -72,7 +72,9 @@ def read_messages(
     Records are views into the mapped commit log, not copies. A read is bounded by the
     transfer limits (in memory: 256 KiB / 32 messages; a backlog older than
     accessMessageInMemoryMaxRatio of RAM counts as on disk: 64 KiB / 8) and suggests
-    pulling from a slave for such a backlog.
+    pulling from a slave for such a backlog. While ``commit_log.cold_bytes`` is set the
+    result's ``cold_data_sum`` counts the bytes of its cold records (the cold data flow
+    control).
     """
     if queue is None:
         return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, next_begin_offset=0)
@@ -109,6 +111,7 @@ def read_messages(
                 max_total_bytes,
                 commit_log.max_offset,
                 memory,
+                commit_log.cold_bytes,
             )
             _collect(request, found[0], message_filter, result)
     return result
@@ -128,6 +131,8 @@ class _ReadRequest:
     max_phy: int
     #: How far behind ``max_phy`` a record may be and still count as in memory.
     memory: int
+    #: Counts the cold bytes of the records taken; None: not counted.
+    cold_bytes: ColdBytes | None
 
 
 def _collect(
@@ -190,6 +195,8 @@ def _take_run(request: _ReadRequest, units: memoryview, result: GetMessageResult
     result.message_buffers.extend(records)
     result.message_queue_offsets.extend(range(offset, offset + taken))
     result.buffer_total_size = int(totals[taken - 1])
+    if request.cold_bytes is not None:
+        result.cold_data_sum = request.cold_bytes(phys[:taken].tolist(), sizes[:taken].tolist())
     result.status = GetMessageStatus.FOUND
     result.next_begin_offset = offset + taken
     # suggest_pulling_from_slave stays False: no unit looked at is on disk.
@@ -286,6 +293,8 @@ def _take_each(
         skip_until = _NO_FILE
     result.next_begin_offset = offset + read
     result.suggest_pulling_from_slave = max_phy - last_phy > memory
+    if request.cold_bytes is not None and taken_phys:
+        result.cold_data_sum = request.cold_bytes(taken_phys, [len(b) for b in buffers])
     if taken_phys and (
         cold
         or (

@@ -81,6 +81,22 @@ class MessageStoreConfig:
     #: thread, at most this many at once; 0 reads them on the event loop. Not in RocketMQ,
     #: whose pulls all run on a pool of pullMessageThreadPoolNums threads.
     cold_read_max_in_flight: int = 4
+    #: RocketMQ 5's cold data flow control: pulls of a group that read more than its
+    #: cgColdReadThreshold of cold data (BrokerConfig) in 5 s are held or answered
+    #: SYSTEM_BUSY (docs/operations.md, "Cold data flow control").
+    cold_data_flow_control_enable: bool = False
+    #: Whether "cold" asks the page cache (a mincore scan of the commit log every
+    #: timerColdDataCheckIntervalMs, one page in sampleSteps kept); off, every record in the
+    #: cold area (further behind the end than accessMessageInMemoryHotRatio of RAM) is cold.
+    cold_data_scan_enable: bool = False
+    #: Off: the commit log's mappings are advised MADV_RANDOM (no read-ahead), at start and
+    #: for new files; SET_COMMITLOG_READ_MODE switches it at run time.
+    data_read_ahead_enable: bool = True
+    timer_cold_data_check_interval_ms: int = 60 * 1000
+    sample_steps: int = 32
+    #: Records further behind the commit log's end than this percentage of RAM are in the
+    #: cold area (RocketMQ's checkInColdAreaByCommitOffset).
+    access_message_in_memory_hot_ratio: int = 26
     message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
     flush_delay_offset_interval: int = 10_000
     #: How long the reput loop sleeps when the commit log has nothing new, in ms.

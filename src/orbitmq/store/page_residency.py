@@ -69,3 +69,16 @@ def is_resident(address: int, position: int, length: int) -> bool:
     # A byte with bits other than the low one set (reserved, never seen) counts as not
     # resident: the safe answer.
     return vector.raw.count(1, 0, pages) == pages
+
+
+def resident_pages(address: int, length: int) -> bytes | None:
+    """One byte per page of ``length`` bytes of the mapping at ``address``, its low bit
+    set when the page is in memory; None where it cannot tell (no mincore, no address, a
+    failed call)."""
+    if _MINCORE is None or address == 0 or length <= 0:
+        return None
+    pages = (length + PAGE_SIZE - 1) // PAGE_SIZE
+    vector = ctypes.create_string_buffer(pages)
+    if _MINCORE(address, length, vector) != 0:
+        return None
+    return vector.raw[:pages]

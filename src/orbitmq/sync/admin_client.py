@@ -93,6 +93,16 @@ class AdminClient(Facade[AsyncAdminClient]):
     broker_consume_stats = blocking(_admin(AsyncAdminClient.broker_consume_stats))
     clean_expired_cq = blocking(_admin(AsyncAdminClient.clean_expired_cq))
     query_cq = blocking(_admin(AsyncAdminClient.query_cq))
+    update_cold_data_flow_ctr_group_config = blocking(
+        _admin(AsyncAdminClient.update_cold_data_flow_ctr_group_config)
+    )
+    remove_cold_data_flow_ctr_group_config = blocking(
+        _admin(AsyncAdminClient.remove_cold_data_flow_ctr_group_config)
+    )
+    cold_data_flow_ctr_info = blocking(_admin(AsyncAdminClient.cold_data_flow_ctr_info))
+    set_commit_log_read_ahead_mode = blocking(
+        _admin(AsyncAdminClient.set_commit_log_read_ahead_mode)
+    )
     update_acl_config = blocking(_admin(AsyncAdminClient.update_acl_config))
     delete_acl_config = blocking(_admin(AsyncAdminClient.delete_acl_config))
     update_global_white_addrs = blocking(_admin(AsyncAdminClient.update_global_white_addrs))

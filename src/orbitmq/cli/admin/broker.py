@@ -1,5 +1,7 @@
 """mqadmin's broker commands: brokerStatus, getBrokerConfig, updateBrokerConfig,
-brokerConsumeStats, statsAll, cleanExpiredCQ, queryCq and sendMsgStatus."""
+brokerConsumeStats, statsAll, cleanExpiredCQ, queryCq, sendMsgStatus, and RocketMQ 5's
+getColdDataFlowCtrInfo, updateColdDataFlowCtrGroupConfig, removeColdDataFlowCtrGroupConfig
+and setCommitLogReadAheadMode."""
 
 from __future__ import annotations
 
@@ -345,3 +347,112 @@ def send_msg_status(session: Session, broker: str, size: int, count: int) -> Non
         return {"brokerName": broker, **summary(sends)}
 
     session.out.record(session.run(measure()))
+
+
+@COMMANDS.command("getColdDataFlowCtrInfo")
+@_BROKER_ADDR
+@_CLUSTER
+@session_options
+def get_cold_data_flow_ctr_info(
+    session: Session, broker_addr: str | None, cluster: str | None
+) -> None:
+    """Each consumer group's cold reads in the current 5 s window and the thresholds."""
+    _one_target("getColdDataFlowCtrInfo", broker_addr, cluster)
+
+    async def infos(admin: AdminClient) -> dict[str, dict[str, Any]]:
+        addrs = await target_addrs(admin, broker_addr, cluster)
+        return {addr: await admin.cold_data_flow_ctr_info(addr) for addr in addrs}
+
+    found = session.admin(infos)
+    for info in found.values():
+        # mqadmin shows the two times as dates.
+        for acc in info.get("runtimeTable", {}).values():
+            acc["lastColdReadTimeFormat"] = format_timestamp_ms(acc.pop("lastColdReadTimeMills"))
+            acc["createTimeFormat"] = format_timestamp_ms(acc.pop("createTimeMills"))
+    if session.out.as_json:
+        session.out.data(found)
+        return
+    for addr, info in found.items():
+        rows = [
+            (group, acc["coldAcc"], acc["lastColdReadTimeFormat"], acc["createTimeFormat"])
+            for group, acc in sorted(info.get("runtimeTable", {}).items())
+        ]
+        session.out.table(("group", "coldAcc", "lastColdReadTime", "createTime"), rows)
+        session.out.record(
+            {
+                "configTable": info.get("configTable", {}),
+                "cgColdReadThreshold": info.get("cgColdReadThreshold"),
+                "globalColdReadThreshold": info.get("globalColdReadThreshold"),
+                "globalAcc": info.get("globalAcc"),
+            },
+            title=addr,
+        )
+
+
+@COMMANDS.command("updateColdDataFlowCtrGroupConfig")
+@_BROKER_ADDR
+@_CLUSTER
+@click.option("-g", "--consumerGroup", "group", required=True, help="The consumer group.")
+@click.option(
+    "-v", "--threshold", type=click.IntRange(0), required=True,
+    help="Its cold read threshold: bytes per 5 s window.",
+)  # fmt: skip
+@session_options
+def update_cold_data_flow_ctr_group_config(
+    session: Session, broker_addr: str | None, cluster: str | None, group: str, threshold: int
+) -> None:
+    """Give a consumer group a cold read threshold of its own."""
+    _one_target("updateColdDataFlowCtrGroupConfig", broker_addr, cluster)
+
+    async def update(admin: AdminClient) -> list[tuple[str, str]]:
+        rows = []
+        for addr in await target_addrs(admin, broker_addr, cluster):
+            await admin.update_cold_data_flow_ctr_group_config(addr, {group: threshold})
+            rows.append((addr, "updateColdDataFlowCtrGroupConfig success"))
+        return rows
+
+    session.out.table(("brokerAddr", "result"), session.admin(update))
+
+
+@COMMANDS.command("removeColdDataFlowCtrGroupConfig")
+@_BROKER_ADDR
+@_CLUSTER
+@click.option("-g", "--consumerGroup", "group", required=True, help="The consumer group.")
+@session_options
+def remove_cold_data_flow_ctr_group_config(
+    session: Session, broker_addr: str | None, cluster: str | None, group: str
+) -> None:
+    """Drop a consumer group's own cold read threshold (cgColdReadThreshold applies again)."""
+    _one_target("removeColdDataFlowCtrGroupConfig", broker_addr, cluster)
+
+    async def remove(admin: AdminClient) -> list[tuple[str, str]]:
+        rows = []
+        for addr in await target_addrs(admin, broker_addr, cluster):
+            await admin.remove_cold_data_flow_ctr_group_config(addr, group)
+            rows.append((addr, "remove broker cold read threshold success"))
+        return rows
+
+    session.out.table(("brokerAddr", "result"), session.admin(remove))
+
+
+@COMMANDS.command("setCommitLogReadAheadMode")
+@_BROKER_ADDR
+@_CLUSTER
+@click.option(
+    "-m", "--commitLogReadAheadMode", "mode", type=click.Choice(["0", "1"]), required=True,
+    help="0: read-ahead (the default), 1: random reads.",
+)  # fmt: skip
+@session_options
+def set_commit_log_read_ahead_mode(
+    session: Session, broker_addr: str | None, cluster: str | None, mode: str
+) -> None:
+    """Set how every commit log file is read: with the kernel's read-ahead or without."""
+    _one_target("setCommitLogReadAheadMode", broker_addr, cluster)
+
+    async def set_mode(admin: AdminClient) -> list[tuple[str, str]]:
+        addrs = await target_addrs(admin, broker_addr, cluster)
+        return [
+            (addr, await admin.set_commit_log_read_ahead_mode(addr, int(mode))) for addr in addrs
+        ]
+
+    session.out.table(("brokerAddr", "result"), session.admin(set_mode))

@@ -29,6 +29,7 @@ from orbitmq.protocol.header.admin import (
     QueryConsumeTimeSpanRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
+    SetCommitLogReadModeRequestHeader,
     ViewBrokerStatsDataRequestHeader,
 )
 from orbitmq.protocol.header.command_header import (
@@ -185,6 +186,7 @@ __all__ = [
     "SendMessageRequestHeader",
     "SendMessageRequestHeaderV2",
     "SendMessageResponseHeader",
+    "SetCommitLogReadModeRequestHeader",
     "UnRegisterBrokerRequestHeader",
     "UnregisterClientRequestHeader",
     "UpdateConsumerOffsetRequestHeader",

@@ -69,6 +69,13 @@ class GetConsumeStatsInBrokerHeader(CommandHeader):
     is_order: bool = ext_field("isOrder")
 
 
+class SetCommitLogReadModeRequestHeader(CommandHeader):
+    """SET_COMMITLOG_READ_MODE (2004): 0 (MADV_NORMAL, read-ahead) or 1 (MADV_RANDOM).
+    RocketMQ sends the key bare (``FIleReadaheadMode.READ_AHEAD_MODE``), no header class."""
+
+    read_ahead_mode: Int32 = ext_field("READ_AHEAD_MODE")
+
+
 class QueryConsumeTimeSpanRequestHeader(CommandHeader):
     """QUERY_CONSUME_TIME_SPAN (303): per queue, the store times a group has reached."""
 
