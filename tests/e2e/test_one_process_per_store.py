@@ -100,10 +100,16 @@ def test_a_second_server_on_a_live_store_is_refused_and_loses_nothing(tmp_path: 
         acked += during
         assert len(during) == 300
 
-        # A refused start changes no byte of the store (the first one is idle now).
-        before = _snapshot(data_dir)
-        _assert_refused(run_orbitmq("start", *start_args, *ports), data_dir, first.pid)
-        assert _snapshot(data_dir) == before
+        # A refused start changes no byte of the store. The first server is stopped
+        # (SIGSTOP) meanwhile: it still holds the lock, but its own timers (offsets,
+        # checkpoint) would otherwise write between the two snapshots.
+        first.send_signal(signal.SIGSTOP)
+        try:
+            before = _snapshot(data_dir)
+            _assert_refused(run_orbitmq("start", *start_args, *ports), data_dir, first.pid)
+            assert _snapshot(data_dir) == before
+        finally:
+            first.send_signal(signal.SIGCONT)
 
         acked += asyncio.run(_produce(namesrv, "after", 100))
         assert sorted(asyncio.run(_read_all(namesrv))) == sorted(acked)
