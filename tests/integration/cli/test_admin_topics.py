@@ -24,9 +24,10 @@ def test_help_lists_every_command_under_its_section() -> None:
     assert positions == sorted(positions)
     for name in ("updateTopic", "topicStatus", "consumerProgress", "queryMsgByOffset",
                  "clusterRT", "sendMsgStatus", "dlq", "queryMsgTraceById", "statsAll",
-                 "updateSubGroup", "getNamesrvConfig", "deleteKvConfig"):  # fmt: skip
+                 "updateSubGroup", "getNamesrvConfig", "deleteKvConfig",
+                 "getColdDataFlowCtrInfo"):  # fmt: skip
         assert f"  {name} " in text
-    assert sum(len(s.commands) for s in SECTIONS) == 44
+    assert sum(len(s.commands) for s in SECTIONS) == 48
 
 
 def test_a_topic_from_creation_to_deletion(orbitmq: Orbitmq) -> None:
