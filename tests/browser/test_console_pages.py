@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
@@ -35,6 +36,8 @@ from tests.eventually import eventually
 pytestmark = pytest.mark.timeout(120)
 
 WAIT_S = 20.0
+#: A page script may replace an element between finding it and reading its text: read again.
+RE_READ = (StaleElementReferenceException,)
 
 
 def severe_logs(browser: webdriver.Chrome) -> list[dict[str, Any]]:
@@ -49,14 +52,14 @@ def text(browser: webdriver.Chrome, element_id: str) -> str:
 
 
 def wait_for(browser: webdriver.Chrome, element_id: str, wanted: str) -> None:
-    WebDriverWait(browser, WAIT_S, 0.1).until(
+    WebDriverWait(browser, WAIT_S, 0.1, ignored_exceptions=RE_READ).until(
         lambda b: wanted in b.find_element(By.ID, element_id).text,
         f"{wanted!r} in #{element_id}",
     )
 
 
 def wait_for_exactly(browser: webdriver.Chrome, element_id: str, wanted: str) -> None:
-    WebDriverWait(browser, WAIT_S, 0.1).until(
+    WebDriverWait(browser, WAIT_S, 0.1, ignored_exceptions=RE_READ).until(
         lambda b: b.find_element(By.ID, element_id).text == wanted,
         f"#{element_id} to read {wanted!r}",
     )
