@@ -12,11 +12,12 @@ while another thread writes into the range.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import mmap
 from collections.abc import Callable
 from typing import Final
+
+from orbitmq.common.libc import libc_function
 
 log = logging.getLogger(__name__)
 
@@ -24,20 +25,11 @@ log = logging.getLogger(__name__)
 MADV_POPULATE_WRITE: Final = 23
 
 
-def _load_madvise() -> Callable[[int, int, int], int] | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        madvise = libc.madvise
-    except (OSError, AttributeError):
-        return None
-    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    madvise.restype = ctypes.c_int
-    return madvise
-
-
 #: Called through ctypes, which lets go of the GIL for the call: populating megabytes takes
 #: milliseconds, which ``mmap.madvise`` would take from every other thread.
-_MADVISE: Final = _load_madvise()
+_MADVISE: Final[Callable[[int, int, int], int] | None] = libc_function(
+    "madvise", (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int), ctypes.c_int
+)
 
 
 def populate_write(address: int, position: int, length: int) -> bool:

@@ -10,11 +10,12 @@ cache, not only this process's page tables, so pages released with ``MADV_DONTNE
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import threading
 from collections.abc import Callable
 from typing import Final
+
+from orbitmq.common.libc import libc_function
 
 PAGE_SIZE: Final = mmap.PAGESIZE
 #: One vector per thread, reused (allocating one per call costs as much as the call):
@@ -23,18 +24,9 @@ _VECTOR_PAGES: Final = 256
 _vectors = threading.local()
 
 
-def _load_mincore() -> Callable[[int, int, ctypes.Array[ctypes.c_char]], int] | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        mincore = libc.mincore
-    except (OSError, AttributeError):
-        return None
-    mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)
-    mincore.restype = ctypes.c_int
-    return mincore
-
-
-_MINCORE: Final = _load_mincore()
+_MINCORE: Final[Callable[[int, int, ctypes.Array[ctypes.c_char]], int] | None] = libc_function(
+    "mincore", (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p), ctypes.c_int
+)
 
 
 def mapping_address(buffer: mmap.mmap) -> int:
